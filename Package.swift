@@ -1,0 +1,36 @@
+// swift-tools-version: 6.0
+import PackageDescription
+
+/// Upcoming language features enabled for every target, one per line with the reason.
+let upcoming: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),           // `any P` spelled out: existential cost is visible
+    .enableUpcomingFeature("MemberImportVisibility"),   // members need their module imported
+    .enableUpcomingFeature("InternalImportsByDefault"), // imports are not re-exported by accident
+]
+
+let package = Package(
+    name: "Settings",
+    products: [
+        .library(name: "Settings", targets: ["Settings"]),
+        .library(name: "SettingsPlist", targets: ["SettingsPlist"]),
+        .executable(name: "settings", targets: ["settings"]),
+        .executable(name: "SettingsExample", targets: ["SettingsExample"]),
+        .executable(name: "settings-bench", targets: ["settings-bench"]),
+    ],
+    targets: [
+        .target(name: "SettingsPlist", swiftSettings: upcoming),
+        .target(name: "Settings", dependencies: ["SettingsPlist"], swiftSettings: upcoming),
+        .executableTarget(name: "settings", dependencies: ["SettingsPlist"], swiftSettings: upcoming),
+        .executableTarget(name: "SettingsExample", dependencies: ["Settings", "SettingsPlist"], swiftSettings: upcoming),
+        .executableTarget(
+            name: "settings-bench",
+            dependencies: ["SettingsPlist", "Settings"],
+            path: "Benchmarks/settings-bench",
+            swiftSettings: upcoming
+        ),
+        .testTarget(name: "SettingsPlistTests", dependencies: ["SettingsPlist"], swiftSettings: upcoming),
+        .testTarget(name: "SettingsTests", dependencies: ["Settings"], swiftSettings: upcoming),
+        .testTarget(name: "SettingsCLITests", dependencies: ["SettingsPlist"], swiftSettings: upcoming),
+    ],
+    swiftLanguageModes: [.v6]
+)

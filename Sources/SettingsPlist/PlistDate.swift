@@ -1,0 +1,172 @@
+/// Calendar arithmetic for plist dates: seconds since 2001-01-01T00:00:00Z in the proleptic
+/// Gregorian calendar, UTC. Pure integer code: no `Calendar`, no locale, no time zone database.
+enum PlistDate {
+    /// Days from 1970-01-01 to 2001-01-01.
+    static let referenceDay: Int64 = 11_323
+
+    /// Days since 1970-01-01 for a civil date (Howard Hinnant's algorithm). Months outside
+    /// 1...12 and days outside the month roll over instead of failing, as CoreFoundation's do.
+    static func days(year: Int64, month: Int64, day: Int64) -> Int64 {
+        // Normalise the month into 1...12 first so the algorithm's month arithmetic holds.
+        var y = year + (month - 1).floorDiv(12)
+        let m = (month - 1).floorMod(12) + 1
+        y -= m <= 2 ? 1 : 0
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yoe = y - era * 400
+        let doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + day - 1
+        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
+        return era * 146_097 + doe - 719_468
+    }
+
+    /// The civil date for a count of days since 1970-01-01.
+    static func civil(days z0: Int64) -> (year: Int64, month: Int64, day: Int64) {
+        let z = z0 + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let doe = z - era * 146_097
+        let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365
+        let y = yoe + era * 400
+        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
+        let mp = (5 * doy + 2) / 153
+        let d = doy - (153 * mp + 2) / 5 + 1
+        let m = mp + (mp < 10 ? 3 : -9)
+        return (y + (m <= 2 ? 1 : 0), m, d)
+    }
+
+    /// Whole seconds since the reference date for a civil date and time, or `nil` on overflow.
+    static func seconds(year: Int64, month: Int64, day: Int64, hour: Int64, minute: Int64, second: Int64) -> Int64? {
+        // Keep every intermediate product far from Int64's limits.
+        guard abs(year) < 100_000_000, abs(month) < 1_000_000, abs(day) < 1_000_000_000,
+              abs(hour) < 1_000_000_000, abs(minute) < 1_000_000_000, abs(second) < 1_000_000_000
+        else { return nil }
+        let d = days(year: year, month: month, day: day) - referenceDay
+        return d * 86_400 + hour * 3_600 + minute * 60 + second
+    }
+
+    /// `YYYY-MM-DDTHH:MM:SS` for whole seconds since the reference date (no zone suffix).
+    static func isoWhole(_ seconds: Int64) -> String {
+        let days = seconds.floorDiv(86_400)
+        var rem = seconds.floorMod(86_400)
+        let (y, m, d) = civil(days: days + referenceDay)
+        let hh = rem / 3_600
+        rem %= 3_600
+        let mi = rem / 60, ss = rem % 60
+        let ys = y >= 0 ? pad(y, 4) : "-" + pad(-y, 4)
+        return "\(ys)-\(pad(m, 2))-\(pad(d, 2))T\(pad(hh, 2)):\(pad(mi, 2)):\(pad(ss, 2))"
+    }
+
+    /// ISO-8601 UTC text for a date: whole seconds (floored) when `fraction` is false, as XML
+    /// plists write dates; otherwise with the shortest fraction that reads back to the same double.
+    ///
+    /// Non-finite or absurdly distant dates are clamped to the representable range.
+    static func iso8601(_ t: Double, fraction: Bool) -> String {
+        guard t.isFinite else { return t > 0 ? iso8601(maxSeconds, fraction: false) : iso8601(-maxSeconds, fraction: false) }
+        let clamped = min(max(t, -maxSeconds), maxSeconds)
+        let whole = clamped.rounded(.down)
+        let wholeInt = Int64(whole)
+        let base = isoWhole(wholeInt)
+        guard fraction, clamped != whole else { return base + "Z" }
+        return base + "." + shortestFraction(of: clamped, whole: wholeInt) + "Z"
+    }
+
+    /// About ±3 million years: beyond this the text would stop being a useful date.
+    static let maxSeconds: Double = 1e14
+
+    /// The shortest decimal digits `f` such that `whole + 0.f` reads back as exactly `t`.
+    static func shortestFraction(of t: Double, whole: Int64) -> String {
+        let frac = t - Double(whole)
+        var scale: Double = 1
+        for n in 1...20 {
+            scale *= 10
+            let guess = (frac * scale).rounded()
+            for candidate in [guess, guess - 1, guess + 1] where candidate > 0 && candidate < scale {
+                let digits = pad(Int64(candidate), n)
+                if let back = value(whole: whole, fraction: digits), back == t {
+                    return trimZeros(digits)
+                }
+            }
+        }
+        // Unreachable for any date Double can hold; keep a faithful fallback anyway.
+        return trimZeros(pad(Int64((frac * 1e17).rounded()), 17))
+    }
+
+    /// The correctly rounded double for `whole + 0.fraction` (fraction = decimal digits).
+    static func value(whole: Int64, fraction: String) -> Double? {
+        if fraction.isEmpty { return Double(whole) }
+        if whole >= 0 { return Double("\(whole).\(fraction)") }
+        // whole + 0.f == -((|whole| - 1) + (1 - 0.f)): write it as one decimal so the parse rounds once.
+        let n = fraction.utf8.count
+        guard n <= 18, let f = Int64(fraction) else { return nil }
+        var scale: Int64 = 1
+        for _ in 0..<n { scale *= 10 }
+        let comp = scale - f
+        if comp == scale { return Double(whole) }
+        return Double("-\(-whole - 1).\(pad(comp, n))")
+    }
+
+    private static func trimZeros(_ s: String) -> String {
+        var s = Substring(s)
+        while s.last == "0" && s.count > 1 { s.removeLast() }
+        return String(s)
+    }
+
+    static func pad(_ v: Int64, _ width: Int) -> String {
+        let s = String(v)
+        return s.utf8.count >= width ? s : String(repeating: "0", count: width - s.utf8.count) + s
+    }
+
+    /// Parses `[-]YYYY-MM-DDTHH:MM:SS[.fff]Z` (the fraction only when `allowFraction`) into
+    /// seconds since the reference date. Fields are not range-checked: they roll over.
+    static func parse(_ bytes: some Collection<UInt8>, allowFraction: Bool) -> Double? {
+        var it = Array(bytes)[...]
+        func number(minDigits: Int, maxDigits: Int) -> Int64? {
+            var v: Int64 = 0, n = 0
+            while let c = it.first, c >= 0x30, c <= 0x39, n < maxDigits {
+                v = v * 10 + Int64(c - 0x30)
+                n += 1
+                it.removeFirst()
+            }
+            return n >= minDigits ? v : nil
+        }
+        func expect(_ c: UInt8) -> Bool {
+            guard it.first == c else { return false }
+            it.removeFirst()
+            return true
+        }
+        let negative = expect(0x2D)
+        guard let y0 = number(minDigits: 1, maxDigits: 8), expect(0x2D),
+              let mo = number(minDigits: 2, maxDigits: 2), expect(0x2D),
+              let d = number(minDigits: 2, maxDigits: 2), expect(0x54),
+              let h = number(minDigits: 2, maxDigits: 2), expect(0x3A),
+              let mi = number(minDigits: 2, maxDigits: 2), expect(0x3A),
+              let s = number(minDigits: 2, maxDigits: 2)
+        else { return nil }
+        var fractionDigits = ""
+        if allowFraction, expect(0x2E) {
+            while let c = it.first, c >= 0x30, c <= 0x39 {
+                fractionDigits.unicodeScalars.append(Unicode.Scalar(c))
+                it.removeFirst()
+            }
+            if fractionDigits.isEmpty { return nil }
+            while fractionDigits.utf8.count > 1 && fractionDigits.hasSuffix("0") { fractionDigits.removeLast() }
+            if fractionDigits.utf8.count > 18 { fractionDigits = String(fractionDigits.prefix(18)) }
+        }
+        guard expect(0x5A), it.isEmpty else { return nil }
+        guard let whole = seconds(year: negative ? -y0 : y0, month: mo, day: d, hour: h, minute: mi, second: s)
+        else { return nil }
+        if fractionDigits.isEmpty || fractionDigits == "0" { return Double(whole) }
+        return value(whole: whole, fraction: fractionDigits)
+    }
+}
+
+extension Int64 {
+    /// Division rounding toward negative infinity.
+    func floorDiv(_ d: Int64) -> Int64 {
+        let q = self / d
+        return (self % d != 0 && (self < 0) != (d < 0)) ? q - 1 : q
+    }
+
+    /// The remainder of ``floorDiv(_:)``: always in `0 ..< d` for positive `d`.
+    func floorMod(_ d: Int64) -> Int64 {
+        self - floorDiv(d) * d
+    }
+}

@@ -1,0 +1,164 @@
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
+public import Foundation
+#endif
+
+/// The two property-list file formats.
+public enum PlistFormat: String, Sendable, Hashable, CaseIterable {
+    /// Apple's XML format (`<?xml ...?><plist>`), human-readable and editable.
+    case xml
+    /// The compact binary format (`bplist00`).
+    case binary
+
+    /// The format of `bytes` judged from their first bytes: `binary` for `bplist`, else `xml`.
+    ///
+    /// - Parameter bytes: the start of a file; 6 bytes are enough.
+    public static func detect(_ bytes: some Collection<UInt8>) -> PlistFormat {
+        bytes.starts(with: Array("bplist".utf8)) ? .binary : .xml
+    }
+}
+
+/// Limits applied while reading, so hostile input stays bounded.
+public struct PlistReadOptions: Sendable, Hashable {
+    /// How deeply arrays and dictionaries may nest; deeper input is a ``PlistError/Code/tooDeep`` error.
+    /// The default, 512, is CoreFoundation's limit and far beyond any real file.
+    public var maximumDepth: Int
+
+    /// Creates reading options.
+    ///
+    /// - Parameter maximumDepth: the nesting limit (default 512).
+    public init(maximumDepth: Int = 512) {
+        self.maximumDepth = maximumDepth
+    }
+}
+
+extension PlistValue {
+    /// Reads a property list in either format, detected from its first bytes.
+    ///
+    /// ```swift
+    /// let value = try PlistValue(decoding: bytes)
+    /// let timeout = value["Network"]?["timeout"]?.doubleValue
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - bytes: an XML or binary plist.
+    ///   - options: limits for hostile input.
+    /// - Throws: ``PlistError`` naming the problem and its line/column (XML) or byte offset (binary).
+    public init(decoding bytes: some Sequence<UInt8>, options: PlistReadOptions = .init()) throws(PlistError) {
+        let result: Result<PlistValue, PlistError>? = bytes.withContiguousStorageIfAvailable { buffer in
+            Result { () throws(PlistError) in try Self.decode(buffer, options: options) }
+        }
+        if let result {
+            self = try result.get()
+        } else {
+            let array = Array(bytes)
+            self = try array.withUnsafeBufferPointer { buffer throws(PlistError) in try Self.decode(buffer, options: options) }
+        }
+    }
+
+    /// Reads a property list from `data`, in either format.
+    ///
+    /// - Parameters:
+    ///   - data: an XML or binary plist.
+    ///   - options: limits for hostile input.
+    /// - Throws: ``PlistError`` naming the problem and where it is.
+    public init(decoding data: Data, options: PlistReadOptions = .init()) throws(PlistError) {
+        let result = data.withUnsafeBytes { raw in
+            Result { () throws(PlistError) in try Self.decode(raw.bindMemory(to: UInt8.self), options: options) }
+        }
+        self = try result.get()
+    }
+
+    /// Reads the property-list file at `url`, in either format.
+    ///
+    /// ```swift
+    /// let defaults = try PlistValue(contentsOf: URL(filePath: "Defaults.plist"))
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - url: a file URL.
+    ///   - options: limits for hostile input.
+    /// - Throws: ``PlistError`` with the file's path: ``PlistError/Code/io`` when it cannot be read,
+    ///   or the parse error with its position.
+    public init(contentsOf url: URL, options: PlistReadOptions = .init()) throws(PlistError) {
+        let data: Data
+        do {
+            data = try Data(contentsOf: url)
+        } catch {
+            throw PlistError(.io, "cannot read file: \(PlistError.reason(error))", path: url.path)
+        }
+        do {
+            self = try PlistValue(decoding: data, options: options)
+        } catch {
+            throw error.inFile(url.path)
+        }
+    }
+
+    static func decode(_ buffer: UnsafeBufferPointer<UInt8>, options: PlistReadOptions) throws(PlistError) -> PlistValue {
+        switch PlistFormat.detect(buffer) {
+        case .binary: try BinaryPlistReader.read(buffer, options: options)
+        case .xml: try XMLPlistReader.read(buffer, options: options)
+        }
+    }
+
+    /// The plist's bytes in `format`.
+    ///
+    /// ```swift
+    /// let xml = try value.encoded(as: .xml)       // tab-indented, like Apple's tools
+    /// let binary = try value.encoded(as: .binary) // bplist00, shared duplicates
+    /// ```
+    ///
+    /// - Parameter format: XML (default) or binary.
+    /// - Throws: ``PlistError/Code/unencodable`` when a string holds characters XML 1.0 cannot carry.
+    public func encoded(as format: PlistFormat = .xml) throws(PlistError) -> Data {
+        Data(try encodedBytes(as: format))
+    }
+
+    /// The plist's bytes in `format`, as an array.
+    ///
+    /// - Parameter format: XML (default) or binary.
+    /// - Throws: ``PlistError/Code/unencodable`` when a string holds characters XML 1.0 cannot carry.
+    public func encodedBytes(as format: PlistFormat = .xml) throws(PlistError) -> [UInt8] {
+        switch format {
+        case .xml: try XMLPlistWriter.write(self)
+        case .binary: try BinaryPlistWriter.write(self)
+        }
+    }
+
+    /// Writes the plist to `url` atomically (a temporary file renamed over the target).
+    ///
+    /// - Parameters:
+    ///   - url: a file URL.
+    ///   - format: XML (default) or binary.
+    /// - Throws: ``PlistError`` with the file's path when encoding or writing fails.
+    public func write(to url: URL, format: PlistFormat = .xml) throws(PlistError) {
+        let bytes: Data
+        do {
+            bytes = try encoded(as: format)
+        } catch {
+            throw error.inFile(url.path)
+        }
+        do {
+            try bytes.write(to: url, options: .atomic)
+        } catch {
+            throw PlistError(.io, "cannot write file: \(PlistError.reason(error))", path: url.path)
+        }
+    }
+}
+
+extension PlistError {
+    /// A short reason for a Foundation I/O error, without Foundation's long wrapper text.
+    static func reason(_ error: any Error) -> String {
+        if let e = error as? CocoaError {
+            switch e.code {
+            case .fileReadNoSuchFile, .fileNoSuchFile: return "no such file"
+            case .fileReadNoPermission, .fileWriteNoPermission: return "permission denied"
+            case .fileWriteOutOfSpace: return "no space left on device"
+            case .fileReadCorruptFile: return "corrupt file"
+            default: break
+            }
+        }
+        return "\(error)"
+    }
+}

@@ -1,0 +1,3 @@
+import Testing
+import Settings
+@Test func placeholder() { #expect(Bool(true)) }
