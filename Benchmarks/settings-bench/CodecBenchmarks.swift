@@ -1,0 +1,75 @@
+import Foundation
+import SettingsPlist
+
+/// The plist codec workloads: read and write in both formats, and Codable, each beside Foundation.
+enum CodecBenchmarks {
+    static func run(_ h: Harness, sizes: [(String, Int)]) throws {
+        for (label, target) in sizes {
+            let value = Generator.settings(targetBytes: target)
+            let xml = try value.encoded(as: .xml)
+            let binary = try value.encoded(as: .binary)
+            print("# \(label): XML \(xml.count) bytes, binary \(binary.count) bytes")
+            let foundationTree = try PropertyListSerialization.propertyList(from: xml, format: nil)
+
+            h.throughput("xml-read-\(label)", "Settings", bytes: xml.count) { blackHole(try PlistValue(decoding: xml)) }
+            h.throughput("xml-read-\(label)", "PropertyListSerialization", bytes: xml.count) {
+                blackHole(try PropertyListSerialization.propertyList(from: xml, format: nil))
+            }
+            h.throughput("binary-read-\(label)", "Settings", bytes: binary.count) { blackHole(try PlistValue(decoding: binary)) }
+            h.throughput("binary-read-\(label)", "PropertyListSerialization", bytes: binary.count) {
+                blackHole(try PropertyListSerialization.propertyList(from: binary, format: nil))
+            }
+            h.throughput("xml-write-\(label)", "Settings", bytes: xml.count) { blackHole(try value.encoded(as: .xml)) }
+            h.throughput("xml-write-\(label)", "PropertyListSerialization", bytes: xml.count) {
+                blackHole(try PropertyListSerialization.data(fromPropertyList: foundationTree, format: .xml, options: 0))
+            }
+            h.throughput("binary-write-\(label)", "Settings", bytes: binary.count) { blackHole(try value.encoded(as: .binary)) }
+            h.throughput("binary-write-\(label)", "PropertyListSerialization", bytes: binary.count) {
+                blackHole(try PropertyListSerialization.data(fromPropertyList: foundationTree, format: .binary, options: 0))
+            }
+        }
+    }
+
+    /// Codable: an array of models (about `targetBytes` of XML) decoded and encoded.
+    static func runCodable(_ h: Harness, label: String, targetBytes: Int) throws {
+        let count = max(1, targetBytes / 560)
+        let models = Model.many(count)
+        let foundationEncoder = PropertyListEncoder()
+        foundationEncoder.outputFormat = .xml
+        let xml = try foundationEncoder.encode(models)
+        foundationEncoder.outputFormat = .binary
+        let binary = try foundationEncoder.encode(models)
+        print("# codable-\(label): \(count) models, XML \(xml.count) bytes, binary \(binary.count) bytes")
+        let ours = PlistDecoder()
+        guard try ours.decode([Model].self, from: xml) == models else { throw BenchError.mismatch("codable decode") }
+
+        h.throughput("codable-decode-xml-\(label)", "Settings", bytes: xml.count) { blackHole(try ours.decode([Model].self, from: xml)) }
+        h.throughput("codable-decode-xml-\(label)", "PropertyListDecoder", bytes: xml.count) {
+            blackHole(try PropertyListDecoder().decode([Model].self, from: xml))
+        }
+        h.throughput("codable-decode-binary-\(label)", "Settings", bytes: binary.count) { blackHole(try ours.decode([Model].self, from: binary)) }
+        h.throughput("codable-decode-binary-\(label)", "PropertyListDecoder", bytes: binary.count) {
+            blackHole(try PropertyListDecoder().decode([Model].self, from: binary))
+        }
+        var xmlEncoder = PlistEncoder()
+        xmlEncoder.outputFormat = .xml
+        var binaryEncoder = PlistEncoder()
+        binaryEncoder.outputFormat = .binary
+        h.throughput("codable-encode-xml-\(label)", "Settings", bytes: xml.count) { blackHole(try xmlEncoder.encode(models)) }
+        h.throughput("codable-encode-xml-\(label)", "PropertyListEncoder", bytes: xml.count) {
+            let e = PropertyListEncoder()
+            e.outputFormat = .xml
+            blackHole(try e.encode(models))
+        }
+        h.throughput("codable-encode-binary-\(label)", "Settings", bytes: binary.count) { blackHole(try binaryEncoder.encode(models)) }
+        h.throughput("codable-encode-binary-\(label)", "PropertyListEncoder", bytes: binary.count) {
+            let e = PropertyListEncoder()
+            e.outputFormat = .binary
+            blackHole(try e.encode(models))
+        }
+    }
+}
+
+enum BenchError: Error {
+    case mismatch(String)
+}
