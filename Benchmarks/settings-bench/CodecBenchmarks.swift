@@ -11,20 +11,20 @@ enum CodecBenchmarks {
             print("# \(label): XML \(xml.count) bytes, binary \(binary.count) bytes")
             let foundationTree = try PropertyListSerialization.propertyList(from: xml, format: nil)
 
-            h.throughput("xml-read-\(label)", "Settings", bytes: xml.count) { blackHole(try PlistValue(decoding: xml)) }
-            h.throughput("xml-read-\(label)", "PropertyListSerialization", bytes: xml.count) {
+            try h.throughput("xml-read-\(label)", "Settings", bytes: xml.count) { blackHole(try PlistValue(decoding: xml)) }
+            try h.throughput("xml-read-\(label)", "PropertyListSerialization", bytes: xml.count) {
                 blackHole(try PropertyListSerialization.propertyList(from: xml, format: nil))
             }
-            h.throughput("binary-read-\(label)", "Settings", bytes: binary.count) { blackHole(try PlistValue(decoding: binary)) }
-            h.throughput("binary-read-\(label)", "PropertyListSerialization", bytes: binary.count) {
+            try h.throughput("binary-read-\(label)", "Settings", bytes: binary.count) { blackHole(try PlistValue(decoding: binary)) }
+            try h.throughput("binary-read-\(label)", "PropertyListSerialization", bytes: binary.count) {
                 blackHole(try PropertyListSerialization.propertyList(from: binary, format: nil))
             }
-            h.throughput("xml-write-\(label)", "Settings", bytes: xml.count) { blackHole(try value.encoded(as: .xml)) }
-            h.throughput("xml-write-\(label)", "PropertyListSerialization", bytes: xml.count) {
+            try h.throughput("xml-write-\(label)", "Settings", bytes: xml.count) { blackHole(try value.encoded(as: .xml)) }
+            try h.throughput("xml-write-\(label)", "PropertyListSerialization", bytes: xml.count) {
                 blackHole(try PropertyListSerialization.data(fromPropertyList: foundationTree, format: .xml, options: 0))
             }
-            h.throughput("binary-write-\(label)", "Settings", bytes: binary.count) { blackHole(try value.encoded(as: .binary)) }
-            h.throughput("binary-write-\(label)", "PropertyListSerialization", bytes: binary.count) {
+            try h.throughput("binary-write-\(label)", "Settings", bytes: binary.count) { blackHole(try value.encoded(as: .binary)) }
+            try h.throughput("binary-write-\(label)", "PropertyListSerialization", bytes: binary.count) {
                 blackHole(try PropertyListSerialization.data(fromPropertyList: foundationTree, format: .binary, options: 0))
             }
         }
