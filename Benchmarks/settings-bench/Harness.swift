@@ -56,7 +56,7 @@ final class Harness {
     func record(_ r: Result) {
         results.append(r)
         print("\(r.workload)\t\(r.system)\t\(format(r.value))\t\(r.unit)")
-        fflush(stdout)
+        fflush(nil)  // all streams: keeps lines visible when piped
     }
 
     /// Prints, for each workload, how many times faster `system` is than each other system.
