@@ -31,26 +31,125 @@ import Foundation
 /// stack, so no nesting depth can exhaust the call stack.
 enum XMLPlistWriter {
     static func write(_ value: PlistValue) throws(PlistError) -> [UInt8] {
-        var out = XMLOutput(capacity: 16 * 1024)
+        try write(value, sizeLimit: maximumSize)
+    }
+
+    /// Writes `value`, refusing documents of more than `sizeLimit` bytes.
+    ///
+    /// A value read from a small binary plist whose objects are referenced many times (each
+    /// reference shares storage) can describe a document far larger than memory; XML repeats
+    /// every reference in full, so such a value is refused before anything is written.
+    static func write(_ value: PlistValue, sizeLimit: Int) throws(PlistError) -> [UInt8] {
+        let estimate = estimatedSize(of: value, stoppingAbove: sizeLimit)
+        guard estimate <= sizeLimit else {
+            throw PlistError(.unencodable, "the XML document would be larger than \(sizeLimit) bytes; shared values are written out in full in XML, use the binary format")
+        }
+        // Write straight into the result's storage; only a document that outgrows the estimate
+        // (much escaped text) moves to a buffer of its own and is copied once at the end.
+        var failure: PlistError?
+        var outgrown: [UInt8]?
+        let bytes = [UInt8](unsafeUninitializedCapacity: estimate) { buffer, initialized in
+            var out = XMLOutput(writingInto: buffer)
+            do throws(PlistError) {
+                try writeDocument(value, into: &out)
+            } catch {
+                failure = error
+                return
+            }
+            if out.hasOutgrown(buffer) {
+                outgrown = out.copyToArray()
+            } else {
+                initialized = out.count
+            }
+        }
+        if let failure { throw failure }
+        return outgrown ?? bytes
+    }
+
+    private static func writeDocument(_ root: PlistValue, into out: inout XMLOutput) throws(PlistError) {
         out.append(literal: header)
         var open: [OpenContainer] = []
-        try out.appendValue(value, depth: 0, open: &open)
+        if let child = try out.appendValue(root, depth: 0) { open.append(child) }
         while let top = open.indices.last {
-            let index = open[top].next
-            guard index < open[top].values.count else {
-                let closing: StaticString = open[top].keys == nil ? "</array>\n" : "</dict>\n"
+            // Write the innermost open container's elements until one is a non-empty container.
+            let container = open[top]
+            let depth = open.count
+            var index = container.next
+            var child: OpenContainer?
+            try container.values.withUnsafeBufferPointer { values throws(PlistError) in
+                while index < values.count && child == nil {
+                    if let keys = container.keys {
+                        try out.appendText(keys[index], depth: depth, open: "<key>", close: "</key>\n", what: "key")
+                    }
+                    child = try out.appendValue(values[index], depth: depth)
+                    index += 1
+                }
+            }
+            if let child {
+                open[top].next = index
+                open.append(child)
+            } else {
                 open.removeLast()
-                out.appendLine(closing, depth: open.count)
-                continue
+                out.appendLine(container.keys == nil ? "</array>\n" : "</dict>\n", depth: depth - 1)
             }
-            open[top].next = index + 1
-            if let keys = open[top].keys {
-                try out.appendText(keys[index], depth: open.count, open: "<key>", close: "</key>\n", what: "key")
-            }
-            try out.appendValue(open[top].values[index], depth: open.count, open: &open)
         }
         out.append(literal: "</plist>\n")
-        return out.finish()
+    }
+
+    /// The largest document written: 2 GiB.
+    static let maximumSize = Int(Int32.max)
+
+    /// The document's size, exact except that text is counted unescaped and reals at their
+    /// longest (escapes are rare in settings, so this is nearly always the final capacity).
+    /// Counting stops once past `limit` (the result is then some size above it).
+    static func estimatedSize(of root: PlistValue, stoppingAbove limit: Int) -> Int {
+        var size = SaturatingSum(header.utf8CodeUnitCount + 9)
+        var open: [OpenContainer] = []
+        var child: OpenContainer?
+        size.add(estimatedSize(of: root, depth: 0, child: &child))
+        if let child { open.append(child) }
+        while let top = open.indices.last, size.total <= limit {
+            let container = open[top]
+            let depth = open.count
+            var index = container.next
+            child = nil
+            container.values.withUnsafeBufferPointer { values in
+                while index < values.count && child == nil && size.total <= limit {
+                    if let keys = container.keys { size.add(depth + 12 + keys[index].utf8.count) }
+                    size.add(estimatedSize(of: values[index], depth: depth, child: &child))
+                    index += 1
+                }
+            }
+            if let child {
+                open[top].next = index
+                open.append(child)
+            } else {
+                open.removeLast()   // its closing tag is counted with the opening one
+            }
+        }
+        return size.total
+    }
+
+    /// The size of one value's lines (both tags of a container); a non-empty container is
+    /// returned in `child` for its elements to be counted next.
+    private static func estimatedSize(of value: borrowing PlistValue, depth: Int, child: inout OpenContainer?) -> Int {
+        switch value {
+        case .string(let s): return depth + 18 + s.utf8.count
+        case .integer: return depth + 40
+        case .real: return depth + 39
+        case .bool: return depth + 9
+        case .date: return depth + 45
+        case .data(let d): return XMLOutput.dataSize(byteCount: d.count, depth: depth)
+        case .uid: return 4 * depth + 80
+        case .array(let a):
+            if a.isEmpty { return depth + 9 }
+            child = OpenContainer(keys: nil, values: a)
+            return 2 * depth + 17
+        case .dictionary(let d):
+            if d.isEmpty { return depth + 8 }
+            child = OpenContainer(keys: d.keys, values: d.values)
+            return 2 * depth + 15
+        }
     }
 
     static let header: StaticString = """
@@ -59,6 +158,16 @@ enum XMLPlistWriter {
         <plist version="1.0">
 
         """
+}
+
+/// A running total that sticks at `Int.max` instead of trapping.
+private struct SaturatingSum {
+    private(set) var total: Int
+    init(_ start: Int) { total = start }
+    mutating func add(_ n: Int) {
+        let (sum, overflow) = total.addingReportingOverflow(n)
+        total = overflow ? Int.max : sum
+    }
 }
 
 /// An array or dictionary whose opening tag is written and whose elements are being written.
@@ -74,18 +183,35 @@ private struct OpenContainer {
 /// `reserve` that covers each whole line.
 private struct XMLOutput: ~Copyable {
     private var start: UnsafeMutablePointer<UInt8>
-    private var count = 0
+    private(set) var count = 0
     private var capacity: Int
+    /// Whether `start` was allocated here (after outgrowing the caller's buffer) and is freed here.
+    private var ownsStorage: Bool
 
-    init(capacity: Int) {
-        self.capacity = capacity
-        start = .allocate(capacity: capacity)
+    /// An output that fills `buffer` first (without owning it), then a buffer of its own.
+    init(writingInto buffer: UnsafeMutableBufferPointer<UInt8>) {
+        if let base = buffer.baseAddress, buffer.count > 0 {
+            start = base
+            capacity = buffer.count
+            ownsStorage = false
+        } else {
+            capacity = 4096
+            start = .allocate(capacity: capacity)
+            ownsStorage = true
+        }
     }
 
-    deinit { start.deallocate() }
+    deinit {
+        if ownsStorage { start.deallocate() }
+    }
 
-    /// The bytes written, as an array (the buffer is freed).
-    consuming func finish() -> [UInt8] {
+    /// Whether the bytes are no longer in `buffer`.
+    func hasOutgrown(_ buffer: UnsafeMutableBufferPointer<UInt8>) -> Bool {
+        start != buffer.baseAddress
+    }
+
+    /// A copy of the bytes written.
+    func copyToArray() -> [UInt8] {
         Array(UnsafeBufferPointer(start: start, count: count))
     }
 
@@ -102,8 +228,9 @@ private struct XMLOutput: ~Copyable {
         let newCapacity = max(capacity * 2, count + n)
         let bigger = UnsafeMutablePointer<UInt8>.allocate(capacity: newCapacity)
         bigger.update(from: start, count: count)
-        start.deallocate()
+        if ownsStorage { start.deallocate() }
         start = bigger
+        ownsStorage = true
         capacity = newCapacity
     }
 
@@ -117,31 +244,62 @@ private struct XMLOutput: ~Copyable {
 
     @inline(__always)
     private mutating func put(_ literal: StaticString) {
-        (start + count).update(from: literal.utf8Start, count: literal.utf8CodeUnitCount)
-        count += literal.utf8CodeUnitCount
+        put(literal.utf8Start, count: literal.utf8CodeUnitCount)
     }
 
     @inline(__always)
     private mutating func put(_ byte: UInt8) {
+        assert(count < capacity, "write past the reserved room")
         start[count] = byte
         count += 1
     }
 
+    /// Copies `n` bytes. Tags and most settings text are short: up to 16 bytes are moved with
+    /// two overlapping word loads and stores instead of a call to `memmove`.
     @inline(__always)
     private mutating func put(_ bytes: UnsafePointer<UInt8>, count n: Int) {
-        (start + count).update(from: bytes, count: n)
+        assert(n <= capacity - count, "write past the reserved room")
+        let source = UnsafeRawPointer(bytes)
+        let target = UnsafeMutableRawPointer(start + count)
+        if n >= 8 && n <= 16 {
+            let head = source.loadUnaligned(as: UInt64.self)
+            let tail = source.loadUnaligned(fromByteOffset: n - 8, as: UInt64.self)
+            target.storeBytes(of: head, as: UInt64.self)
+            target.storeBytes(of: tail, toByteOffset: n - 8, as: UInt64.self)
+        } else if n >= 4 && n < 8 {
+            let head = source.loadUnaligned(as: UInt32.self)
+            let tail = source.loadUnaligned(fromByteOffset: n - 4, as: UInt32.self)
+            target.storeBytes(of: head, as: UInt32.self)
+            target.storeBytes(of: tail, toByteOffset: n - 4, as: UInt32.self)
+        } else {
+            target.copyMemory(from: source, byteCount: n)
+        }
         count += n
     }
 
+    /// Writes `n` tabs, eight at a time (indentation is short: no call to `memset`).
     @inline(__always)
     private mutating func putTabs(_ n: Int) {
-        (start + count).update(repeating: 0x09, count: n)
+        assert(n <= capacity - count, "write past the reserved room")
+        var target = UnsafeMutableRawPointer(start + count)
+        var left = n
+        while left >= 8 {
+            target.storeBytes(of: 0x0909_0909_0909_0909 as UInt64, as: UInt64.self)
+            target += 8
+            left -= 8
+        }
+        while left > 0 {
+            target.storeBytes(of: 0x09 as UInt8, as: UInt8.self)
+            target += 1
+            left -= 1
+        }
         count += n
     }
 
     /// Writes `v` as exactly two decimal digits (`v` in 0...99).
     @inline(__always)
     private mutating func putTwoDigits(_ v: Int) {
+        assert(2 <= capacity - count, "write past the reserved room")
         let pairs = Self.digitPairs.utf8Start
         start[count] = pairs[2 * v]
         start[count + 1] = pairs[2 * v + 1]
@@ -159,6 +317,7 @@ private struct XMLOutput: ~Copyable {
             digits += 1
         }
         var end = count + digits
+        assert(end <= capacity, "write past the reserved room")
         count = end
         var value = v
         while value >= 100 {
@@ -185,6 +344,7 @@ private struct XMLOutput: ~Copyable {
             digits += 1
         }
         if digits < width {
+            assert(width - digits <= capacity - count, "write past the reserved room")
             (start + count).update(repeating: 0x30, count: width - digits)
             count += width - digits
         }
@@ -200,9 +360,9 @@ private struct XMLOutput: ~Copyable {
         put(line)
     }
 
-    /// Appends one value at `depth`; a non-empty container gets its opening tag and is pushed
-    /// on `open` for the caller to continue with its elements.
-    mutating func appendValue(_ value: PlistValue, depth: Int, open: inout [OpenContainer]) throws(PlistError) {
+    /// Appends one value at `depth`; a non-empty container gets its opening tag and is returned
+    /// for the caller to continue with its elements.
+    mutating func appendValue(_ value: PlistValue, depth: Int) throws(PlistError) -> OpenContainer? {
         switch value {
         case .string(let s):
             try appendText(s, depth: depth, open: "<string>", close: "</string>\n", what: "string")
@@ -238,23 +398,24 @@ private struct XMLOutput: ~Copyable {
                 appendLine("<array/>\n", depth: depth)
             } else {
                 appendLine("<array>\n", depth: depth)
-                open.append(OpenContainer(keys: nil, values: elements))
+                return OpenContainer(keys: nil, values: elements)
             }
         case .dictionary(let dict):
             if dict.isEmpty {
                 appendLine("<dict/>\n", depth: depth)
             } else {
                 appendLine("<dict>\n", depth: depth)
-                open.append(OpenContainer(keys: dict.keys, values: dict.values))
+                return OpenContainer(keys: dict.keys, values: dict.values)
             }
         case .uid(let uid):
             appendUID(uid, depth: depth)
         }
+        return nil
     }
 
     /// `<dict><key>CF$UID</key><integer>N</integer></dict>`, as CoreFoundation writes a UID.
     private mutating func appendUID(_ uid: UInt64, depth: Int) {
-        reserve(3 * depth + 80)
+        reserve(4 * depth + 80)
         putTabs(depth)
         put("<dict>\n")
         putTabs(depth + 1)
@@ -276,18 +437,28 @@ private struct XMLOutput: ~Copyable {
     mutating func appendText(
         _ text: String, depth: Int, open: StaticString, close: StaticString, what: String
     ) throws(PlistError) {
-        var text = text
-        let refused: UInt32? = text.withUTF8 { utf8 in
-            reserve(depth + open.utf8CodeUnitCount + utf8.count + close.utf8CodeUnitCount)
-            putTabs(depth)
-            put(open)
-            let refused = putEscaped(utf8, reservingAlso: close.utf8CodeUnitCount)
-            put(close)
-            return refused
+        // Native strings lend their UTF-8 in place; others are made contiguous first.
+        var refused: UInt32?
+        if let result = text.utf8.withContiguousStorageIfAvailable({ putLine(utf8: $0, depth: depth, open: open, close: close) }) {
+            refused = result
+        } else {
+            var copy = text
+            refused = copy.withUTF8 { putLine(utf8: $0, depth: depth, open: open, close: close) }
         }
         if let refused {
             throw PlistError(.unencodable, "XML cannot carry the character \(Self.codePointName(refused)) in a \(what); use the binary format")
         }
+    }
+
+    /// Writes `open`, the escaped text and `close` after `depth` tabs; returns the first
+    /// character XML cannot carry, or nil.
+    private mutating func putLine(utf8: UnsafeBufferPointer<UInt8>, depth: Int, open: StaticString, close: StaticString) -> UInt32? {
+        reserve(depth + open.utf8CodeUnitCount + utf8.count + close.utf8CodeUnitCount)
+        putTabs(depth)
+        put(open)
+        let refused = putEscaped(utf8, reservingAlso: close.utf8CodeUnitCount)
+        put(close)
+        return refused
     }
 
     /// `U+001B` style.
@@ -306,9 +477,13 @@ private struct XMLOutput: ~Copyable {
         var runStart = 0
         while i < n {
             // Eight clean bytes at a time: the common case for settings text.
-            if i &+ 8 <= n, !Self.mayNeedAttention(UnsafeRawPointer(base + i).loadUnaligned(as: UInt64.self)) {
-                i &+= 8
-                continue
+            if i &+ 8 <= n {
+                if !Self.mayNeedAttention(UnsafeRawPointer(base + i).loadUnaligned(as: UInt64.self)) {
+                    i &+= 8
+                    continue
+                }
+            } else if !Self.mayNeedAttention(Self.lastBytes(base, count: n)) {
+                break   // the last bytes (fewer than 8 left) are clean too
             }
             let end = min(i &+ 8, n)
             while i < end {
@@ -346,6 +521,20 @@ private struct XMLOutput: ~Copyable {
         }
         put(base + runStart, count: n - runStart)
         return nil
+    }
+
+    /// A word holding the last bytes of a text (some twice, or padded with `A`), for a
+    /// clean/unclean check of a tail shorter than eight bytes without reading past the end.
+    @inline(__always)
+    private static func lastBytes(_ base: UnsafePointer<UInt8>, count n: Int) -> UInt64 {
+        let raw = UnsafeRawPointer(base)
+        if n >= 8 { return raw.loadUnaligned(fromByteOffset: n - 8, as: UInt64.self) }
+        if n >= 4 {
+            return UInt64(raw.loadUnaligned(as: UInt32.self)) << 32 | UInt64(raw.loadUnaligned(fromByteOffset: n - 4, as: UInt32.self))
+        }
+        var word: UInt64 = 0x4141_4141_4141_4141
+        for j in 0..<n { word = word << 8 | UInt64(base[j]) }
+        return word
     }
 
     /// Whether any of the eight bytes of `w` is a control character, `<`, `>`, `&` or 0xEF.
@@ -387,42 +576,52 @@ private struct XMLOutput: ~Copyable {
     /// Writes `m` (positive) in fixed notation with its shortest round-trip digits when that is
     /// cheap to find exactly; returns false (writing nothing) otherwise.
     ///
-    /// For `m` in 1e-3 ..< 1e15 Swift's `description` is fixed notation. At the smallest `k`
-    /// for which some integer `c` has `c / 10^k` reading back as `m`, those digits are the
-    /// shortest. With `m × 10^k < 2^52` the candidates are within 1 of the rounded product,
-    /// `c / 10^k` is one correctly rounded division (as a parser computes it), and `c / 10^k`
-    /// cannot lie exactly halfway between two doubles; two candidates (a tie Swift settles by
-    /// closeness) fall back to `description`.
+    /// For `m` in 1e-3 ..< 1e15 Swift's `description` is fixed notation, and its digits are the
+    /// shortest: the smallest `k` for which some integer `c` has `c / 10^k` reading back as `m`.
+    /// While `m × 10^k < 2^52`, such `c` are within 1 of the rounded product, `c / 10^k` is one
+    /// correctly rounded division (as a parser computes it) and cannot lie exactly halfway
+    /// between two doubles. Having digits at `k` implies having them at `k + 1` (append a zero),
+    /// so the smallest `k` is found by bisection. Two candidates at that `k` (a tie Swift
+    /// settles by closeness) fall back to `description`.
     private mutating func putShortFixed(_ m: Double) -> Bool {
         guard m >= 1e-3, m < 1e15 else { return false }
         if m == m.rounded(.towardZero) {
             putDecimal(UInt64(m))
             return true
         }
-        return Self.exactPowersOfTen.withUnsafeBufferPointer { powers in
-            for k in 1..<powers.count {
-                let scale = powers[k]
-                let scaled = m * scale
-                guard scaled < 4_503_599_627_370_496 else { return false }   // 2^52
-                let nearest = scaled.rounded()
-                var found: Double = 0
-                var hits = 0
-                var candidate = nearest - 1
-                for _ in 0..<3 {
-                    if candidate > 0 && candidate / scale == m {
-                        found = candidate
-                        hits += 1
-                    }
-                    candidate += 1
-                }
-                if hits > 1 { return false }
-                if hits == 1 {
-                    putFixed(UInt64(found), fractionDigits: k)
-                    return true
-                }
+        let found: (digits: UInt64, k: Int)? = Self.exactPowersOfTen.withUnsafeBufferPointer { powers in
+            var high = 0   // the largest k keeping m × 10^k below 2^52
+            while high + 1 < powers.count && m * powers[high + 1] < 4_503_599_627_370_496 { high += 1 }
+            guard high > 0, Self.roundTripDigits(m, scale: powers[high]).count > 0 else { return nil }
+            var low = 0    // k = 0 has no digits: m is not whole
+            while high - low > 1 {
+                let middle = (low + high) / 2
+                if Self.roundTripDigits(m, scale: powers[middle]).count > 0 { high = middle } else { low = middle }
             }
-            return false
+            let result = Self.roundTripDigits(m, scale: powers[high])
+            return result.count == 1 ? (result.digits, high) : nil
         }
+        guard let found else { return false }
+        putFixed(found.digits, fractionDigits: found.k)
+        return true
+    }
+
+    /// The integers `c` within 1 of `m × scale` for which `c / scale` reads back as `m`: how many,
+    /// and the last one.
+    @inline(__always)
+    private static func roundTripDigits(_ m: Double, scale: Double) -> (count: Int, digits: UInt64) {
+        let nearest = Double(UInt64(m * scale + 0.5))   // cheaper than rounded(); ±1 is searched anyway
+        var count = 0
+        var digits: UInt64 = 0
+        var candidate = nearest - 1
+        for _ in 0..<3 {
+            if candidate > 0 && candidate / scale == m {
+                count += 1
+                digits = UInt64(candidate)
+            }
+            candidate += 1
+        }
+        return (count, digits)
     }
 
     /// Writes `digits × 10^-fractionDigits` as `I.F` (`0.F` below one).
@@ -471,8 +670,7 @@ private struct XMLOutput: ~Copyable {
         let tabs = min(depth, 8)
         let bytesPerLine = 57 - 6 * tabs
         let n = data.count
-        let lines = (n + bytesPerLine - 1) / bytesPerLine
-        reserve(2 * depth + 16 + (n + 2) / 3 * 4 + lines * (tabs + 1))
+        reserve(Self.dataSize(byteCount: n, depth: depth))
         putTabs(depth)
         put("<data>\n")
         data.withUnsafeBytes { raw in
@@ -490,8 +688,17 @@ private struct XMLOutput: ~Copyable {
         put("</data>\n")
     }
 
+    /// The size of a `<data>` element of `n` bytes at `depth`, tags and newlines included.
+    static func dataSize(byteCount n: Int, depth: Int) -> Int {
+        let tabs = min(depth, 8)
+        let bytesPerLine = 57 - 6 * tabs
+        let lines = n / bytesPerLine + (n % bytesPerLine == 0 ? 0 : 1)
+        return 2 * depth + 15 + n / 3 * 4 + (n % 3 == 0 ? 0 : 4) + lines * (tabs + 1)
+    }
+
     /// Writes `n` bytes as padded base64.
     private mutating func putBase64(_ bytes: UnsafePointer<UInt8>, count n: Int) {
+        assert((n + 2) / 3 * 4 <= capacity - count, "write past the reserved room")
         let alphabet = Self.base64Alphabet.utf8Start
         let out = start + count
         var i = 0

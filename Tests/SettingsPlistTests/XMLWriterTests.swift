@@ -360,6 +360,33 @@ import Testing
         #expect(lines.last == "</array>")
     }
 
+    /// Text that needs far more room escaped than its length (the size estimate's assumption)
+    /// moves the output to a larger buffer mid-way; the document is still exact.
+    @Test func heavilyEscapedTextOutgrowsTheEstimate() throws {
+        let text = String(repeating: "&<>\r", count: 50_000)
+        let value: PlistValue = [.string(text), ["k": .string(text)]]
+        let expected = String(repeating: "&amp;&lt;&gt;&#13;", count: 50_000)
+        let written = try XMLPlistWriter.write(value)
+        #expect(written.count > 2 * XMLPlistWriter.estimatedSize(of: value, stoppingAbove: .max))
+        #expect(body(String(decoding: written, as: UTF8.self)) == [
+            "<array>", "\t<string>\(expected)</string>", "\t<dict>", "\t\t<key>k</key>",
+            "\t\t<string>\(expected)</string>", "\t</dict>", "</array>",
+        ])
+    }
+
+    /// Shared storage lets a small value stand for a huge document (here 10^12 strings);
+    /// it is refused after counting just past the limit, without writing.
+    @Test func refusesDocumentsLargerThanTheLimit() throws {
+        var value: PlistValue = "shared"
+        for _ in 0..<4 { value = .array(Array(repeating: value, count: 1_000)) }
+        let error = try #require(throws: PlistError.self) { try XMLPlistWriter.write(value, sizeLimit: 1 << 20) }
+        #expect(error.code == .unencodable)
+        #expect(error.message.contains("larger than 1048576 bytes"))
+        let small: PlistValue = [.string(String(repeating: "x", count: 1_000))]
+        #expect(throws: PlistError.self) { try XMLPlistWriter.write(small, sizeLimit: 1_000) }
+        #expect(try XMLPlistWriter.write(small, sizeLimit: 1_300).count == 1_209)
+    }
+
     // MARK: Other readers
 
     /// A value with everything other readers must get back exactly (CR included, -0.0, the
