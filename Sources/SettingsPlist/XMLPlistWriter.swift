@@ -132,7 +132,7 @@ enum XMLPlistWriter {
 
     /// The size of one value's lines (both tags of a container); a non-empty container is
     /// returned in `child` for its elements to be counted next.
-    private static func estimatedSize(of value: borrowing PlistValue, depth: Int, child: inout OpenContainer?) -> Int {
+    private static func estimatedSize(of value: PlistValue, depth: Int, child: inout OpenContainer?) -> Int {
         switch value {
         case .string(let s): return depth + 18 + s.utf8.count
         case .integer: return depth + 40
