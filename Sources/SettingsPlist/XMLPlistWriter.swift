@@ -27,8 +27,9 @@ import Foundation
 ///   refused with ``PlistError/Code/unencodable`` (CoreFoundation writes them raw, making a
 ///   document that conforming XML parsers reject).
 ///
-/// Everything is written into one growing byte buffer; containers are walked with an explicit
-/// stack, so no nesting depth can exhaust the call stack.
+/// A first pass sizes the document (and refuses one over 2 GiB); the second writes it straight
+/// into the result array with unchecked stores after one room check per line. Containers are
+/// walked with an explicit stack, so no nesting depth can exhaust the call stack.
 enum XMLPlistWriter {
     static func write(_ value: PlistValue) throws(PlistError) -> [UInt8] {
         try write(value, sizeLimit: maximumSize)
