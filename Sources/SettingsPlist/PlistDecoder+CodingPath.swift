@@ -71,10 +71,24 @@ enum CodingPathText {
 struct CodingFailure: Error {
     let code: PlistError.Code
     let message: String
+    /// The array element that failed, when a whole array was converted at once.
+    private(set) var elementIndex: Int?
 
     init(_ code: PlistError.Code, _ message: String) {
         self.code = code
         self.message = message
+    }
+
+    /// The same failure, inside element `index` of an array.
+    func atElement(_ index: Int) -> CodingFailure {
+        var copy = self
+        copy.elementIndex = index
+        return copy
+    }
+
+    /// The path from the converted value to the failure: empty, or the failing element.
+    var elementPath: [any CodingKey] {
+        elementIndex.map { [PlistCodingKey.index($0)] } ?? []
     }
 
     /// `expected X, found Y` for a value of the wrong plist type.

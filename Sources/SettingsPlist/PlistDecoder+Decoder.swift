@@ -10,13 +10,18 @@ import Foundation
 /// nested `init(from:)` runs, the decoder swaps in the nested value and pushes its key on
 /// ``path``; afterwards it restores both. That saves an allocation per nested value, and the
 /// path costs nothing until an error needs it.
+///
+/// Types that plists store directly (strings, numbers, dates, data, URLs and arrays of the
+/// common ones) are read straight from the tree when they arrive through the generic
+/// `decode<T>` requirements, without running `init(from:)` and its containers.
 final class PlistValueDecoder: Decoder {
     /// The value that `container(keyedBy:)` and friends read now.
-    var value: PlistValue
+    ///
+    /// Unchecked exclusivity: only this file's LIFO swaps write it, and dynamic checks on it
+    /// cost more than the decode of a scalar.
+    @exclusivity(unchecked) private(set) var value: PlistValue
     /// The coding path of ``value``: pushed and popped around every nested decode.
-    var path: [any CodingKey]
-    /// The entry a keyed lookup tries first: the one after the previous hit.
-    var keyGuess = 0
+    @exclusivity(unchecked) private(set) var path: [any CodingKey]
     /// The deepest ``path`` allowed, so that recursive types cannot run away.
     let maximumDepth: Int
     let sendableUserInfo: [CodingUserInfoKey: any Sendable]
@@ -38,7 +43,6 @@ final class PlistValueDecoder: Decoder {
         guard case .dictionary(let dictionary) = value else {
             throw CodingFailure.mismatch(expected: "dict", found: value).located(at: path)
         }
-        keyGuess = 0
         return KeyedDecodingContainer(
             PlistKeyedDecodingContainer<Key>(decoder: self, dictionary: dictionary, depth: path.count, extraPath: [])
         )
@@ -60,9 +64,16 @@ final class PlistValueDecoder: Decoder {
         Array(path.prefix(depth)) + extraPath
     }
 
+    // MARK: Decoding values
+
     /// Decodes ``value`` itself as a `T` (top level, or through a single-value container).
     func decodeCurrentValue<T: Decodable>(as type: T.Type) throws -> T {
-        if let special = try specialValue(value, as: T.self, at: path) { return special }
+        if let direct = DirectCoding(T.self) {
+            if direct == .url, case .dictionary = value {
+                return sameType(try URL(from: self), as: T.self)
+            }
+            return try decodeDirectly(value, direct, as: T.self, at: path)
+        }
         return try T(from: self)
     }
 
@@ -75,9 +86,17 @@ final class PlistValueDecoder: Decoder {
     func decodeNested<T: Decodable>(
         _ value: PlistValue, as type: T.Type, depth: Int, extraPath: [any CodingKey], key: any CodingKey
     ) throws -> T {
-        if let special = try specialValue(value, as: T.self, at: containerPath(depth: depth, extraPath: extraPath) + [key]) {
-            return special
+        if let direct = DirectCoding(T.self) {
+            if direct == .url, case .dictionary = value {
+                return sameType(try decodeInside(value, as: URL.self, extraPath: extraPath, key: key), as: T.self)
+            }
+            return try decodeDirectly(value, direct, as: T.self, at: containerPath(depth: depth, extraPath: extraPath) + [key])
         }
+        return try decodeInside(value, as: T.self, extraPath: extraPath, key: key)
+    }
+
+    /// Runs `T.init(from:)` on `value`, with the path and value swapped in and restored after.
+    private func decodeInside<T: Decodable>(_ value: PlistValue, as type: T.Type, extraPath: [any CodingKey], key: any CodingKey) throws -> T {
         let mark = path.count
         guard mark < maximumDepth else {
             throw PlistError(.tooDeep, "values nested deeper than \(maximumDepth) levels",
@@ -86,12 +105,10 @@ final class PlistValueDecoder: Decoder {
         if !extraPath.isEmpty { path.append(contentsOf: extraPath) }
         path.append(key)
         let outerValue = self.value
-        let outerGuess = keyGuess
         self.value = value
         defer {
             self.value = outerValue
-            keyGuess = outerGuess
-            if path.count > mark { path.removeSubrange(mark...) }
+            while path.count > mark { path.removeLast() }
         }
         do {
             return try T(from: self)
@@ -101,17 +118,40 @@ final class PlistValueDecoder: Decoder {
         }
     }
 
-    /// `Date`, `Data` and `URL` are plist values of their own rather than containers; `nil` for
-    /// other types (and for a URL stored in `URL`'s own keyed form).
-    @inline(__always)
-    private func specialValue<T>(_ value: PlistValue, as type: T.Type, at path: @autoclosure () -> [any CodingKey]) throws -> T? {
-        guard T.self == Date.self || T.self == Data.self || T.self == URL.self else { return nil }
+    /// Decodes a type that ``DirectCoding`` names straight from `value`.
+    ///
+    /// Kept out of line so that the common path never asks for `T`'s metadata.
+    @inline(never)
+    private func decodeDirectly<T>(
+        _ value: PlistValue, _ direct: DirectCoding, as type: T.Type, at path: @autoclosure () -> [any CodingKey]
+    ) throws -> T {
         do {
-            if T.self == Date.self { return try value.unboxDate() as? T }
-            if T.self == Data.self { return try value.unboxData() as? T }
-            return try value.unboxURL() as? T
+            switch direct {
+            case .string: return sameType(try value.unboxString(), as: T.self)
+            case .bool: return sameType(try value.unboxBool(), as: T.self)
+            case .double: return sameType(try value.unboxFloatingPoint(Double.self), as: T.self)
+            case .float: return sameType(try value.unboxFloatingPoint(Float.self), as: T.self)
+            case .int: return sameType(try value.unboxInteger(Int.self), as: T.self)
+            case .int8: return sameType(try value.unboxInteger(Int8.self), as: T.self)
+            case .int16: return sameType(try value.unboxInteger(Int16.self), as: T.self)
+            case .int32: return sameType(try value.unboxInteger(Int32.self), as: T.self)
+            case .int64: return sameType(try value.unboxInteger(Int64.self), as: T.self)
+            case .uint: return sameType(try value.unboxInteger(UInt.self), as: T.self)
+            case .uint8: return sameType(try value.unboxInteger(UInt8.self), as: T.self)
+            case .uint16: return sameType(try value.unboxInteger(UInt16.self), as: T.self)
+            case .uint32: return sameType(try value.unboxInteger(UInt32.self), as: T.self)
+            case .uint64: return sameType(try value.unboxInteger(UInt64.self), as: T.self)
+            case .date: return sameType(try value.unboxDate(), as: T.self)
+            case .data: return sameType(try value.unboxData(), as: T.self)
+            case .url: return sameType(try value.unboxURL(), as: T.self)
+            case .strings: return sameType(try value.unboxArray { e throws(CodingFailure) in try e.unboxString() }, as: T.self)
+            case .ints: return sameType(try value.unboxArray { e throws(CodingFailure) in try e.unboxInteger(Int.self) }, as: T.self)
+            case .doubles:
+                return sameType(try value.unboxArray { e throws(CodingFailure) in try e.unboxFloatingPoint(Double.self) }, as: T.self)
+            case .bools: return sameType(try value.unboxArray { e throws(CodingFailure) in try e.unboxBool() }, as: T.self)
+            }
         } catch {
-            throw error.located(at: path())
+            throw error.located(at: path() + error.elementPath)
         }
     }
 
@@ -119,6 +159,55 @@ final class PlistValueDecoder: Decoder {
     func superDecoder(for value: PlistValue, at path: [any CodingKey]) -> PlistValueDecoder {
         PlistValueDecoder(value: value, path: path, maximumDepth: maximumDepth, userInfo: sendableUserInfo)
     }
+}
+
+/// The types both coders convert directly, without their `Codable` conformance: the plist
+/// scalars (`Date`, `Data` and `URL` included) and arrays of the common ones. The generic
+/// requirements receive these often (`[String]`'s elements, a `Date` property), and a direct
+/// conversion skips a container, a coding-path push and several runtime generic lookups.
+enum DirectCoding {
+    case string, bool, double, float
+    case int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64
+    case date, data, url
+    case strings, ints, doubles, bools
+
+    /// The direct conversion for `type`, or `nil` for types that code themselves.
+    @inline(__always)
+    init?(_ type: Any.Type) {
+        // Most frequent first: each test is a pointer comparison.
+        if type == String.self { self = .string }
+        else if type == Int.self { self = .int }
+        else if type == Double.self { self = .double }
+        else if type == Bool.self { self = .bool }
+        else if type == Date.self { self = .date }
+        else if type == [String].self { self = .strings }
+        else if type == Data.self { self = .data }
+        else if type == URL.self { self = .url }
+        else if type == Float.self { self = .float }
+        else if type == Int64.self { self = .int64 }
+        else if type == UInt64.self { self = .uint64 }
+        else if type == [Int].self { self = .ints }
+        else if type == [Double].self { self = .doubles }
+        else if type == [Bool].self { self = .bools }
+        else if type == UInt.self { self = .uint }
+        else if type == Int32.self { self = .int32 }
+        else if type == UInt32.self { self = .uint32 }
+        else if type == Int16.self { self = .int16 }
+        else if type == UInt16.self { self = .uint16 }
+        else if type == Int8.self { self = .int8 }
+        else if type == UInt8.self { self = .uint8 }
+        else { return nil }
+    }
+}
+
+/// `value` as `T`, when the caller has checked that `T` is `U`.
+///
+/// The coders' generic requirements learn that `T` is `Date` (say) by comparing metatypes; this
+/// states it to the compiler without a dynamic cast, which would cost more than the decode.
+@inline(__always)
+func sameType<U, T>(_ value: U, as type: T.Type) -> T {
+    precondition(U.self == T.self)
+    return unsafeBitCast(value, to: T.self)
 }
 
 /// The error for a missing key or array element.

@@ -1,15 +1,28 @@
 /// Reads the entries of a plist dictionary for `init(from:)`.
 ///
+/// A class, not a struct: the standard library's type-erasing box copies its container for
+/// every call, and copying one reference is far cheaper than copying a dictionary's three.
+///
 /// Lookups compare keys by code points without allocating. The first candidate is the entry
-/// after the previous hit (``PlistValueDecoder/keyGuess``), so a type decoding its keys in the
-/// order they were encoded finds each one in a single comparison.
-struct PlistKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
+/// after the previous hit, so a type decoding its keys in the order they were encoded (as
+/// synthesised `Codable` does) finds each one with a single comparison.
+final class PlistKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     let decoder: PlistValueDecoder
     let dictionary: PlistDictionary
     /// How much of the decoder's path was this container's when it was made.
     let depth: Int
     /// The keys of the containers this one is nested in, past `depth` (empty unless nested).
     let extraPath: [any CodingKey]
+    /// The entry a lookup tries first. Unchecked exclusivity: a plain guess, read and written
+    /// in one place, and the dynamic check would cost more than the lookup.
+    @exclusivity(unchecked) private var nextIndex = 0
+
+    init(decoder: PlistValueDecoder, dictionary: PlistDictionary, depth: Int, extraPath: [any CodingKey]) {
+        self.decoder = decoder
+        self.dictionary = dictionary
+        self.depth = depth
+        self.extraPath = extraPath
+    }
 
     var codingPath: [any CodingKey] { decoder.containerPath(depth: depth, extraPath: extraPath) }
 
@@ -23,20 +36,20 @@ struct PlistKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtoc
     @inline(__always)
     private func position(of key: Key) -> Int? {
         let name = key.stringValue
-        let guess = decoder.keyGuess
-        if guess < dictionary.count, CodePointKey.equal(dictionary.keys[guess], name) {
-            decoder.keyGuess = guess &+ 1
+        let guess = nextIndex
+        if guess < dictionary.count, sameCodePoints(dictionary.keys[guess], name) {
+            nextIndex = guess &+ 1
             return guess
         }
         guard let found = search(name) else { return nil }
-        decoder.keyGuess = found &+ 1
+        nextIndex = found &+ 1
         return found
     }
 
     /// A full search: hashed for large dictionaries, a scan for small ones.
     private func search(_ name: String) -> Int? {
         if dictionary.count > PlistDictionary.indexThreshold { return dictionary.firstIndex(of: name) }
-        return dictionary.keys.firstIndex { CodePointKey.equal($0, name) }
+        return dictionary.keys.firstIndex { sameCodePoints($0, name) }
     }
 
     private func path(_ key: Key) -> [any CodingKey] { codingPath + [key] }
@@ -168,7 +181,6 @@ struct PlistKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtoc
         guard case .dictionary(let nested) = value else {
             throw CodingFailure.mismatch(expected: "dict", found: value).located(at: path(key))
         }
-        decoder.keyGuess = 0
         return KeyedDecodingContainer(
             PlistKeyedDecodingContainer<NestedKey>(decoder: decoder, dictionary: nested, depth: depth, extraPath: extraPath + [key])
         )
@@ -199,4 +211,45 @@ struct PlistKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtoc
         }
         return decoder.superDecoder(for: dictionary.values[i], at: keyPath)
     }
+}
+
+/// Whether two keys have the same code points, as ``CodePointKey`` compares them, but comparing
+/// the UTF-8 bytes in place (small strings too) a word at a time rather than walking two
+/// `UTF8View`s, which costs several times more. This runs at least once per decoded property.
+@inline(__always)
+func sameCodePoints(_ a: String, _ b: String) -> Bool {
+    let count = a.utf8.count
+    guard count == b.utf8.count else { return false }
+    let inPlace = a.utf8.withContiguousStorageIfAvailable { pa in
+        b.utf8.withContiguousStorageIfAvailable { pb in sameBytes(UnsafeRawBufferPointer(pa), UnsafeRawBufferPointer(pb)) }
+    }
+    if let inPlace, let equal = inPlace { return equal }
+    return a.utf8.elementsEqual(b.utf8)
+}
+
+/// Whether two buffers hold the same bytes, compared eight (or four) at a time.
+@inline(__always)
+func sameBytes(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Bool {
+    let n = a.count
+    guard n == b.count else { return false }
+    if n >= 8 {
+        var i = 0
+        while i &+ 8 <= n {
+            if a.loadUnaligned(fromByteOffset: i, as: UInt64.self) != b.loadUnaligned(fromByteOffset: i, as: UInt64.self) { return false }
+            i &+= 8
+        }
+        // The tail as one overlapping word.
+        return i == n
+            || a.loadUnaligned(fromByteOffset: n &- 8, as: UInt64.self) == b.loadUnaligned(fromByteOffset: n &- 8, as: UInt64.self)
+    }
+    if n >= 4 {
+        return a.loadUnaligned(as: UInt32.self) == b.loadUnaligned(as: UInt32.self)
+            && a.loadUnaligned(fromByteOffset: n &- 4, as: UInt32.self) == b.loadUnaligned(fromByteOffset: n &- 4, as: UInt32.self)
+    }
+    var i = 0
+    while i < n {
+        if a[i] != b[i] { return false }
+        i &+= 1
+    }
+    return true
 }

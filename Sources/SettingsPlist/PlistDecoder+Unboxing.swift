@@ -82,19 +82,29 @@ extension PlistValue {
         throw .mismatch(expected: "data", found: self)
     }
 
-    /// A URL from its string (what ``PlistEncoder`` writes). `nil` for a dictionary, which the
-    /// caller then decodes with `URL`'s own `Codable` form (what Foundation's encoder writes).
-    func unboxURL() throws(CodingFailure) -> URL? {
-        switch self {
-        case .string(let s):
-            guard let url = URL(string: s) else {
-                throw CodingFailure(.invalidValue, "expected URL, found \(codingSummary) (not a valid URL)")
-            }
-            return url
-        case .dictionary:
-            return nil
-        default:
-            throw .mismatch(expected: "string (URL)", found: self)
+    /// A URL from its string (what ``PlistEncoder`` writes). The caller handles a dictionary,
+    /// `URL`'s own `Codable` form (what Foundation's encoder writes).
+    func unboxURL() throws(CodingFailure) -> URL {
+        guard case .string(let s) = self else { throw .mismatch(expected: "string (URL)", found: self) }
+        guard let url = URL(string: s) else {
+            throw CodingFailure(.invalidValue, "expected URL, found \(codingSummary) (not a valid URL)")
         }
+        return url
+    }
+
+    /// The elements of an array, each converted by `convert`; a failure names its element.
+    @inline(__always)
+    func unboxArray<Element>(_ convert: (PlistValue) throws(CodingFailure) -> Element) throws(CodingFailure) -> [Element] {
+        guard case .array(let elements) = self else { throw .mismatch(expected: "array", found: self) }
+        var result: [Element] = []
+        result.reserveCapacity(elements.count)
+        for index in elements.indices {
+            do {
+                result.append(try convert(elements[index]))
+            } catch {
+                throw error.atElement(index)
+            }
+        }
+        return result
     }
 }

@@ -100,7 +100,6 @@ struct PlistUnkeyedDecodingContainer: UnkeyedDecodingContainer {
         }
         let key = PlistCodingKey.index(currentIndex)
         currentIndex += 1
-        decoder.keyGuess = 0
         return KeyedDecodingContainer(
             PlistKeyedDecodingContainer<NestedKey>(decoder: decoder, dictionary: nested, depth: depth, extraPath: extraPath + [key])
         )

@@ -207,7 +207,7 @@ final class PlistValueEncoder: Encoder {
     /// Encodes a nested value: a plist value of its own for `Date`, `Data` and `URL`, otherwise
     /// whatever its `encode(to:)` writes into a child encoder (an empty dictionary if nothing).
     func encodeNested<T: Encodable>(_ value: T, key: (any CodingKey)?) throws -> PlistValue {
-        if let special = Self.specialValue(value) { return special }
+        if let direct = DirectCoding(T.self) { return Self.encodeDirectly(value, direct) }
         let child = PlistValueEncoder(parent: self, key: key, userInfo: userInfo)
         do {
             try value.encode(to: child)
@@ -220,7 +220,7 @@ final class PlistValueEncoder: Encoder {
 
     /// Encodes the top-level value, which must encode something.
     func encodeTopLevel<T: Encodable>(_ value: T) throws -> PlistValue {
-        if let special = Self.specialValue(value) { return special }
+        if let direct = DirectCoding(T.self) { return Self.encodeDirectly(value, direct) }
         try value.encode(to: self)
         guard let result = try finish() else {
             throw PlistError(.unencodable, "top-level \(T.self) did not encode any values")
@@ -228,14 +228,33 @@ final class PlistValueEncoder: Encoder {
         return result
     }
 
-    /// The plist value for `Date`, `Data` and `URL`; `nil` for other types.
-    @inline(__always)
-    static func specialValue<T>(_ value: T) -> PlistValue? {
-        guard T.self == Date.self || T.self == Data.self || T.self == URL.self else { return nil }
-        if let date = value as? Date { return .date(date) }
-        if let data = value as? Data { return .data(data) }
-        if let url = value as? URL { return .string(url.absoluteString) }
-        return nil
+    /// The plist value for a type that ``DirectCoding`` names, without its `encode(to:)`.
+    /// Kept out of line so that the common path never asks for `T`'s metadata.
+    @inline(never)
+    static func encodeDirectly<T>(_ value: T, _ direct: DirectCoding) -> PlistValue {
+        switch direct {
+        case .string: return .string(sameType(value, as: String.self))
+        case .bool: return .bool(sameType(value, as: Bool.self))
+        case .double: return .real(sameType(value, as: Double.self))
+        case .float: return .real(Double(sameType(value, as: Float.self)))
+        case .int: return .integer(PlistInteger(Int64(sameType(value, as: Int.self))))
+        case .int8: return .integer(PlistInteger(Int64(sameType(value, as: Int8.self))))
+        case .int16: return .integer(PlistInteger(Int64(sameType(value, as: Int16.self))))
+        case .int32: return .integer(PlistInteger(Int64(sameType(value, as: Int32.self))))
+        case .int64: return .integer(PlistInteger(sameType(value, as: Int64.self)))
+        case .uint: return .integer(PlistInteger(UInt64(sameType(value, as: UInt.self))))
+        case .uint8: return .integer(PlistInteger(UInt64(sameType(value, as: UInt8.self))))
+        case .uint16: return .integer(PlistInteger(UInt64(sameType(value, as: UInt16.self))))
+        case .uint32: return .integer(PlistInteger(UInt64(sameType(value, as: UInt32.self))))
+        case .uint64: return .integer(PlistInteger(sameType(value, as: UInt64.self)))
+        case .date: return .date(sameType(value, as: Date.self))
+        case .data: return .data(sameType(value, as: Data.self))
+        case .url: return .string(sameType(value, as: URL.self).absoluteString)
+        case .strings: return .array(sameType(value, as: [String].self).map { .string($0) })
+        case .ints: return .array(sameType(value, as: [Int].self).map { .integer(PlistInteger(Int64($0))) })
+        case .doubles: return .array(sameType(value, as: [Double].self).map { .real($0) })
+        case .bools: return .array(sameType(value, as: [Bool].self).map { .bool($0) })
+        }
     }
 
     /// What was encoded, with pending nested containers merged in; `nil` if nothing was.
