@@ -92,15 +92,20 @@ final class PlistValueEncoder: Encoder {
         case empty, single, dictionary, array
     }
 
-    private(set) var kind = Kind.empty
-    private var single = PlistValue.bool(false)
-    private var dictionary = PlistDictionary()
-    private var array: [PlistValue] = []
+    // Unchecked exclusivity on the storage: only this file touches it, never in overlapping
+    // accesses, and the dynamic checks would cost more than the encoding of a scalar.
+    @exclusivity(unchecked) private(set) var kind = Kind.empty
+    @exclusivity(unchecked) private var single = PlistValue.bool(false)
+    @exclusivity(unchecked) private var dictionary = PlistDictionary()
+    @exclusivity(unchecked) private var array: [PlistValue] = []
     /// Nested containers and super encoders handed out, filled in later, merged by `finish()`.
-    private var pendingEntries: [(key: String, encoder: PlistValueEncoder)] = []
-    private var pendingElements: [(index: Int, encoder: PlistValueEncoder)] = []
+    @exclusivity(unchecked) private var pendingEntries: [(key: String, encoder: PlistValueEncoder)] = []
+    @exclusivity(unchecked) private var pendingElements: [(index: Int, encoder: PlistValueEncoder)] = []
+    /// One bit per class (length and first byte) of the keys encoded so far: a key whose class
+    /// bit is clear is certainly new. A 64-bit Bloom filter, never cleared.
+    @exclusivity(unchecked) private var keyClasses: UInt64 = 0
     /// A misuse that a non-throwing requirement could not report; ``finish()`` throws it.
-    private var misuse: String?
+    @exclusivity(unchecked) private var misuse: String?
 
     private let parent: PlistValueEncoder?
     /// This value's key in its parent, or `nil` for the top level and single-value nesting.
@@ -147,6 +152,9 @@ final class PlistValueEncoder: Encoder {
             misuse = "requested \(newKind.containerName) after encoding \(kind.containerName)"
         }
         kind = newKind
+        // Room for a typical struct's properties, so that small containers never regrow.
+        if newKind == .dictionary, dictionary.isEmpty { dictionary = PlistDictionary(minimumCapacity: 8) }
+        if newKind == .array, array.isEmpty { array.reserveCapacity(8) }
     }
 
     // MARK: Writing
@@ -163,17 +171,31 @@ final class PlistValueEncoder: Encoder {
 
     /// Sets the entry for `name`, replacing an earlier value for it in place.
     func setEntry(_ value: PlistValue, for name: String) {
-        if !pendingEntries.isEmpty { pendingEntries.removeAll { CodePointKey.equal($0.key, name) } }
-        if dictionary.firstIndex(of: name) == nil {
-            dictionary.append(name, value)
-        } else {
+        if !pendingEntries.isEmpty { pendingEntries.removeAll { sameCodePoints($0.key, name) } }
+        if hasEntry(name) {
             dictionary[name] = value
+        } else {
+            dictionary.append(name, value)
         }
+    }
+
+    /// Whether `name` was encoded already. Keys are nearly always new, so ``keyClasses`` proves
+    /// most of them new at once; otherwise a scan for a few keys, the dictionary's hash index
+    /// beyond that.
+    private func hasEntry(_ name: String) -> Bool {
+        let utf8 = name.utf8
+        let bit: UInt64 = 1 << UInt64((utf8.count &* 31 &+ Int(utf8.first ?? 0)) & 63)
+        if keyClasses & bit == 0 {
+            keyClasses |= bit
+            return false
+        }
+        if dictionary.count > PlistDictionary.indexThreshold { return dictionary.firstIndex(of: name) != nil }
+        return dictionary.keys.contains { sameCodePoints($0, name) }
     }
 
     /// Removes the entry for `name`: `nil` in a keyed container is an absent key.
     func removeEntry(_ name: String) {
-        if !pendingEntries.isEmpty { pendingEntries.removeAll { CodePointKey.equal($0.key, name) } }
+        if !pendingEntries.isEmpty { pendingEntries.removeAll { sameCodePoints($0.key, name) } }
         dictionary.removeValue(forKey: name)
     }
 
