@@ -97,6 +97,41 @@ public struct PlistDictionary: Sendable {
         return v
     }
 
+    /// Changes the value for `key` in place: `body` gets the current value (or `nil`) and may
+    /// replace it, set it to `nil` to remove the entry, or leave it. A nested dictionary handed to
+    /// `body` is uniquely referenced, so changing it does not copy it.
+    ///
+    /// ```swift
+    /// dict.updateValue(forKey: "count") { value in
+    ///     value = .integer(PlistInteger((value?.int64Value ?? 0) + 1))
+    /// }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - key: the entry's key.
+    ///   - body: reads and changes the value.
+    /// - Returns: what `body` returns.
+    public mutating func updateValue<R>(forKey key: String, _ body: (inout PlistValue?) throws -> R) rethrows -> R {
+        if let i = firstIndex(of: key) {
+            var value: PlistValue? = values[i]
+            values[i] = .bool(false)  // drop this reference so `value` is unique while `body` runs
+            let result: R
+            do {
+                result = try body(&value)
+            } catch {
+                values[i] = value ?? .bool(false)
+                if value == nil { remove(at: i) }
+                throw error
+            }
+            if let value { values[i] = value } else { remove(at: i) }
+            return result
+        }
+        var value: PlistValue?
+        let result = try body(&value)
+        if let value { append(key, value) }
+        return result
+    }
+
     /// Removes every entry.
     public mutating func removeAll() {
         keys.removeAll()
