@@ -178,6 +178,7 @@ final class PlistKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerP
         keyedBy type: NestedKey.Type, forKey key: Key
     ) throws -> KeyedDecodingContainer<NestedKey> {
         let value = try unbox(key, "dict") { v throws(CodingFailure) in v }
+        try decoder.checkDepth(depth + extraPath.count + 1, at: path(key))
         guard case .dictionary(let nested) = value else {
             throw CodingFailure.mismatch(expected: "dict", found: value).located(at: path(key))
         }
@@ -188,6 +189,7 @@ final class PlistKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerP
 
     func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer {
         let value = try unbox(key, "array") { v throws(CodingFailure) in v }
+        try decoder.checkDepth(depth + extraPath.count + 1, at: path(key))
         guard case .array(let elements) = value else {
             throw CodingFailure.mismatch(expected: "array", found: value).located(at: path(key))
         }

@@ -95,6 +95,7 @@ struct PlistUnkeyedDecodingContainer: UnkeyedDecodingContainer {
 
     mutating func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type) throws -> KeyedDecodingContainer<NestedKey> {
         guard currentIndex < elements.count else { throw endOfArray(expected: "dict") }
+        try decoder.checkDepth(depth + extraPath.count + 1, at: currentPath)
         guard case .dictionary(let nested) = elements[currentIndex] else {
             throw CodingFailure.mismatch(expected: "dict", found: elements[currentIndex]).located(at: currentPath)
         }
@@ -107,6 +108,7 @@ struct PlistUnkeyedDecodingContainer: UnkeyedDecodingContainer {
 
     mutating func nestedUnkeyedContainer() throws -> any UnkeyedDecodingContainer {
         guard currentIndex < elements.count else { throw endOfArray(expected: "array") }
+        try decoder.checkDepth(depth + extraPath.count + 1, at: currentPath)
         guard case .array(let nested) = elements[currentIndex] else {
             throw CodingFailure.mismatch(expected: "array", found: elements[currentIndex]).located(at: currentPath)
         }
