@@ -15,6 +15,9 @@ while let arg = args.popFirst() {
     case "--samples": samples = Int(args.popFirst() ?? "") ?? samples
     case "--sizes": sizeNames = (args.popFirst() ?? "").split(separator: ",").map(String.init)
     case "--only": only = args.popFirst()
+    case "--profile-store":
+        StoreBenchmarks.profile(count: Int(args.popFirst() ?? "") ?? 100_000)
+        exit(0)
     default:
         FileHandle.standardError.write(Data("unknown argument \(arg)\n".utf8))
         exit(2)
