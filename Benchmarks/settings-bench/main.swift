@@ -1,7 +1,7 @@
 import Foundation
 
 // settings-bench: compares Settings with Foundation in one run.
-//   swift run -c release settings-bench [--quick] [--samples N] [--sizes 10k,1m,10m] [--only codec|codable]
+//   swift run -c release settings-bench [--quick] [--samples N] [--sizes 10k,1m,10m] [--only codec|codable|store]
 // Prints `workload<TAB>system<TAB>value<TAB>unit` per result, then the ratios.
 
 var samples = 5
@@ -26,6 +26,7 @@ let harness = Harness(samples: samples, minimumSampleTime: minimumSampleTime)
 print("# settings-bench: \(samples) samples of >= \(minimumSampleTime)s, median; sizes \(sizeNames.joined(separator: ","))")
 do {
     if only == nil || only == "codec" { try CodecBenchmarks.run(harness, sizes: sizes) }
+    if only == nil || only == "store" { StoreBenchmarks.run(harness) }
 } catch {
     print("benchmark failed: \(error)")
     exit(1)

@@ -20,11 +20,7 @@ extension PlistDictionary {
     mutating func setValue(_ newValue: PlistValue?, at path: ArraySlice<String>) -> PlistValue? {
         guard let first = path.first else { return nil }
         let rest = path.dropFirst()
-        if rest.isEmpty {
-            let old = self[first]
-            self[first] = newValue
-            return old
-        }
+        if rest.isEmpty { return replaceValue(newValue, forKey: first) }
         return updateValue(forKey: first) { slot -> PlistValue? in
             var child: PlistDictionary
             if case .dictionary(let existing)? = slot {

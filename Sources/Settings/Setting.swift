@@ -20,14 +20,12 @@ import SettingsPlist
 /// wrong type reads as the default and reports a diagnostic naming the key, its layer and both types.
 @propertyWrapper
 public struct Setting<Value: Sendable>: Sendable {
-    let box: any AnySettingBox
-    let getter: @Sendable () -> Value
-    let setter: @Sendable (Value) -> Void
+    @usableFromInline let box: SettingBox<Value>
 
     /// The setting's value; setting it writes the user layer at once (persisted soon after).
-    public var wrappedValue: Value {
-        get { getter() }
-        nonmutating set { setter(newValue) }
+    @inlinable public var wrappedValue: Value {
+        get { box.read() }
+        nonmutating set { box.write(newValue) }
     }
 
     /// `$setting`: the key, whether the user set it, where its value comes from, and `reset()`.
@@ -57,10 +55,8 @@ public struct Setting<Value: Sendable>: Sendable {
         box.store.removeValue(for: key)
     }
 
-    init<Stored>(box: SettingBox<Stored>, get: @escaping @Sendable () -> Value, set: @escaping @Sendable (Value) -> Void) {
+    @inlinable init(box: SettingBox<Value>) {
         self.box = box
-        self.getter = get
-        self.setter = set
     }
 }
 
@@ -74,6 +70,7 @@ extension Setting {
     ///   - store: the store (default: ``SettingsStore/shared``).
     ///   - rules: rules applied on read and write.
     ///   - transformer: how to store the value, instead of the type's own or a registered one.
+    @inlinable
     public init(
         _ key: SettingsKey? = nil, default defaultValue: Value, store: SettingsStore = .shared,
         rules: SettingRules<Value> = .init(), transformer: SettingsTransformer<Value>? = nil,
@@ -85,14 +82,15 @@ extension Setting {
     }
 
     /// The designated path every non-optional form goes through.
+    @inlinable
     init(
         _ key: SettingsKey?, default defaultValue: Value, store: SettingsStore, rules: SettingRules<Value>,
         transformer: SettingsTransformer<Value>, explicit: Bool, declaredAt: String
     ) {
-        let box = SettingBox<Value>(
+        self.init(box: SettingBox<Value>(
             key: key, store: store, transformer: transformer, explicit: explicit, rules: rules,
-            hasDefaultInCode: true, warnsWhenDefaultIsMissing: false, declaredAt: declaredAt)
-        self.init(box: box, get: { box.read() ?? defaultValue }, set: { box.write($0) })
+            hasDefaultInCode: true, warnsWhenDefaultIsMissing: false, declaredAt: declaredAt,
+            wrap: { $0 ?? defaultValue }, unwrap: { $0 }))
     }
 
     /// An optional setting: `nil` when no layer has a value; assigning `nil` removes the key.
@@ -109,6 +107,7 @@ extension Setting {
     ///   - transformer: how to store the value.
     ///   - warnsWhenDefaultIsMissing: whether `registerDefaults(..., checking:)` warns when no
     ///     default is registered for this setting (MFDynamic's per-property opt-out).
+    @inlinable
     public init<Wrapped: SettingsValue>(
         _ key: SettingsKey? = nil, store: SettingsStore = .shared, rules: SettingRules<Wrapped> = .init(),
         transformer: SettingsTransformer<Wrapped>? = nil, warnsWhenDefaultIsMissing: Bool = true,
@@ -119,14 +118,15 @@ extension Setting {
     }
 
     /// The designated path every optional form goes through.
-    init<Wrapped>(
+    @inlinable
+    init<Wrapped: Sendable>(
         optional key: SettingsKey?, store: SettingsStore, rules: SettingRules<Wrapped>,
         transformer: SettingsTransformer<Wrapped>, explicit: Bool, warns: Bool, declaredAt: String
     ) where Value == Wrapped? {
-        let box = SettingBox<Wrapped>(
+        self.init(box: SettingBox<Value>(
             key: key, store: store, transformer: transformer, explicit: explicit, rules: rules,
-            hasDefaultInCode: false, warnsWhenDefaultIsMissing: warns, declaredAt: declaredAt)
-        self.init(box: box, get: { box.read() }, set: { box.write($0) })
+            hasDefaultInCode: false, warnsWhenDefaultIsMissing: warns, declaredAt: declaredAt,
+            wrap: { $0 }, unwrap: { $0 }))
     }
 }
 
@@ -140,10 +140,10 @@ extension Setting {
 /// ```
 @propertyWrapper
 public struct ReadOnlySetting<Value: Sendable>: Sendable {
-    let setting: Setting<Value>
+    @usableFromInline let setting: Setting<Value>
 
     /// The current value.
-    public var wrappedValue: Value { setting.wrappedValue }
+    @inlinable public var wrappedValue: Value { setting.wrappedValue }
 
     /// `$option`: the key and where the value comes from.
     public var projectedValue: ReadOnlySetting<Value> { self }

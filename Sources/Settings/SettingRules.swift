@@ -10,12 +10,13 @@
 /// a ``SettingsDiagnostic/Kind/ruleApplied`` diagnostic says so.
 public struct SettingRules<Value: Sendable>: Sendable {
     /// One step: gets the value so far (nil when missing) and returns the value after the rule.
+    @usableFromInline
     struct Rule: Sendable {
-        var name: String
-        var apply: @Sendable (Value?) -> Value?
+        @usableFromInline var name: String
+        @usableFromInline var apply: @Sendable (Value?) -> Value?
     }
 
-    var rules: [Rule] = []
+    @usableFromInline var rules: [Rule] = []
 
     /// No rules.
     public init() {}
@@ -55,6 +56,7 @@ public struct SettingRules<Value: Sendable>: Sendable {
     }
 
     /// Runs every rule in order; returns the result and the names of the rules that changed it.
+    @inlinable
     func apply(_ value: Value?, changed isDifferent: (Value?, Value?) -> Bool) -> (Value?, [String]) {
         var current = value
         var fired: [String] = []

@@ -70,6 +70,7 @@ public enum SettingsDiagnostics {
     }
 
     /// Sends `diagnostic` to the handler.
+    @usableFromInline
     static func report(_ diagnostic: SettingsDiagnostic) {
         handler(diagnostic)
     }

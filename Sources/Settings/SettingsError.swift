@@ -6,7 +6,7 @@ public import SettingsPlist
 /// do {
 ///     let port: Int = try store.requiredValue(for: "Server/port")
 /// } catch let error as SettingsError where error.code == .missingKey {
-///     print(error)   // no value for key 'Server/port' (namespace 'Server' exists; it has no key 'port')
+///     print(error)   // no value for key 'Server/port' (namespace 'Server' has no key 'port')
 /// }
 /// ```
 public struct SettingsError: Error, Hashable, Sendable, CustomStringConvertible {
@@ -81,7 +81,13 @@ public struct SettingsError: Error, Hashable, Sendable, CustomStringConvertible 
             text = "\(keyText ?? "value") has type \(foundType ?? "?"), expected \(expectedType ?? "?")"
             if let source { text += " (from \(source.name))" }
         case .invalidFile:
-            text = underlying.map { $0.inFile(path ?? $0.path ?? "?").description } ?? "invalid file \(path ?? "?")"
+            if let underlying {
+                text = underlying.inFile(path ?? underlying.path ?? "?").description
+            } else if let path, let detail {
+                return "\(path): \(detail)"  // compiler style, like a parse error's `FILE:LINE:COL: message`
+            } else {
+                text = "invalid file \(path ?? "?")"
+            }
         case .ruleFailed:
             text = "rule refused the value for \(keyText ?? "key")"
         case .invalidOverride:

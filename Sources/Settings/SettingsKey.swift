@@ -13,7 +13,8 @@
 public struct SettingsKey: Hashable, Sendable {
     /// The dictionary keys from the root down; never empty.
     public let components: [String]
-    /// The escaped path text (`/` between components, `\/` and `\\` inside them).
+    /// The canonical escaped path text (`/` between components, `\/` and `\\` inside them).
+    /// Two keys are equal exactly when their paths are.
     public let path: String
 
     /// Creates a key from its path text: `/` separates components, `\/` is a literal slash and
@@ -39,8 +40,7 @@ public struct SettingsKey: Hashable, Sendable {
         }
         if escaping { current.append("\\") }
         components.append(current)
-        self.components = components
-        self.path = path
+        self.init(components: components)
     }
 
     /// Creates a key from literal components; none of them is split at `/`.
@@ -76,8 +76,10 @@ public struct SettingsKey: Hashable, Sendable {
         return out
     }
 
-    public static func == (lhs: SettingsKey, rhs: SettingsKey) -> Bool { lhs.components == rhs.components }
-    public func hash(into hasher: inout Hasher) { hasher.combine(components) }
+    // The path is canonical (built from the components), so it alone decides equality: one
+    // string to hash instead of an array of them.
+    public static func == (lhs: SettingsKey, rhs: SettingsKey) -> Bool { lhs.path == rhs.path }
+    public func hash(into hasher: inout Hasher) { hasher.combine(path) }
 }
 
 extension SettingsKey: ExpressibleByStringLiteral {

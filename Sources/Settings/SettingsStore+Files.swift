@@ -62,7 +62,10 @@ extension SettingsStore {
             }
         }
         let store = SettingsStore(url: url, format: fileFormat)
-        store.state.withLock { s in s.modify(.user) { $0 = values } }
+        store.state.withLock { s in
+            s.modify(.user) { $0 = values }
+            s.tracksChanges = true
+        }
         return store
     }
 

@@ -4,7 +4,7 @@ public import FoundationEssentials
 public import Foundation
 #endif
 public import SettingsPlist
-import Synchronization
+public import Synchronization
 
 /// Holds settings in layers and persists the user's layer to a property-list file.
 ///
@@ -24,8 +24,21 @@ public actor SettingsStore {
     struct State: Sendable {
         /// One dictionary per ``SettingsLayer``, indexed by its raw value.
         var layers = [PlistDictionary](repeating: PlistDictionary(), count: SettingsLayer.allCases.count)
-        /// Keys of the user layer changed since the last save.
-        var dirty: Set<SettingsKey> = []
+        /// Keys of the user layer changed since the last save, in order, possibly repeated
+        /// (appending is cheaper than hashing on every write); see ``markDirty(_:)``.
+        /// Only file-backed stores track them.
+        var dirty: [SettingsKey] = []
+        var tracksChanges = false
+
+        /// Records a changed user key; compacts the list when a long burst repeats keys.
+        mutating func markDirty(_ key: SettingsKey) {
+            guard tracksChanges else { return }
+            dirty.append(key)
+            if dirty.count >= 4096 {
+                var seen = Set<SettingsKey>()
+                dirty = dirty.filter { seen.insert($0).inserted }
+            }
+        }
 
         /// One layer's dictionary (read-only; change it with ``modify(_:_:)``).
         subscript(layer: SettingsLayer) -> PlistDictionary { layers[layer.rawValue] }
@@ -54,7 +67,7 @@ public actor SettingsStore {
 
     nonisolated let state: Mutex<State>
     /// Bumped on every change to any layer; `@Setting` caches compare it to stay current.
-    nonisolated let generationCounter = Atomic<UInt64>(0)
+    @usableFromInline nonisolated let generationCounter = Atomic<UInt64>(0)
 
     /// The file the user layer is kept in, or `nil` for an in-memory store.
     public nonisolated let url: URL?
@@ -86,7 +99,7 @@ public actor SettingsStore {
     }
 
     /// The change counter: different whenever any layer changed since it was last read.
-    nonisolated var generation: UInt64 { generationCounter.load(ordering: .acquiring) }
+    @inlinable nonisolated var generation: UInt64 { generationCounter.load(ordering: .acquiring) }
 
     // MARK: Reading
 
@@ -164,7 +177,7 @@ public actor SettingsStore {
     /// Removes every value of the user layer (Palau's `clear()` for the whole store).
     public nonisolated func removeAllUserValues() {
         state.withLock { s in
-            for key in s[.user].keys { s.dirty.insert(SettingsKey(components: [key])) }
+            for key in s[.user].keys { s.markDirty(SettingsKey(components: [key])) }
             s.modify(.user) { $0 = PlistDictionary() }
         }
         generationCounter.add(1, ordering: .releasing)
@@ -212,7 +225,7 @@ public actor SettingsStore {
         let changed = state.withLock { s -> Bool in
             let old = s.modify(layer) { $0.setValue(value, at: key.components[...]) }
             guard old != value else { return false }
-            if layer == .user { s.dirty.insert(key) }
+            if layer == .user { s.markDirty(key) }
             return true
         }
         if changed { generationCounter.add(1, ordering: .releasing) }

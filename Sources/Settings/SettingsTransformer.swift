@@ -1,5 +1,5 @@
 public import SettingsPlist
-import Synchronization
+public import Synchronization
 
 /// Converts a Swift type to and from the plist value it is stored as.
 ///
@@ -17,8 +17,8 @@ import Synchronization
 public struct SettingsTransformer<Value>: Sendable {
     /// The name used in diagnostics, e.g. `Int` or `SettingsColor`.
     public let typeName: String
-    let encodeValue: @Sendable (Value) throws -> PlistValue
-    let decodeValue: @Sendable (PlistValue) throws -> Value?
+    @usableFromInline let encodeValue: @Sendable (Value) throws -> PlistValue
+    @usableFromInline let decodeValue: @Sendable (PlistValue) throws -> Value?
 
     /// Creates a transformer.
     ///
@@ -40,7 +40,7 @@ public struct SettingsTransformer<Value>: Sendable {
     /// The plist form of `value`.
     ///
     /// - Throws: whatever the transformer's encode closure throws.
-    public func encode(_ value: Value) throws -> PlistValue { try encodeValue(value) }
+    @inlinable public func encode(_ value: Value) throws -> PlistValue { try encodeValue(value) }
 
     /// The value for a plist form.
     ///
@@ -90,7 +90,7 @@ public protocol SettingsValue {
 /// name its own transformer.
 public enum SettingsTransformers {
     private static let registry = Mutex<[ObjectIdentifier: any Sendable]>([:])
-    private static let version = Atomic<UInt64>(0)
+    @usableFromInline static let version = Atomic<UInt64>(0)
 
     /// Registers `transformer` for its `Value` type, replacing any earlier registration.
     ///
@@ -122,5 +122,5 @@ public enum SettingsTransformers {
     }
 
     /// Changes whenever a registration changes (settings re-resolve their transformer then).
-    static var currentVersion: UInt64 { version.load(ordering: .acquiring) }
+    @inlinable static var currentVersion: UInt64 { version.load(ordering: .acquiring) }
 }
