@@ -32,8 +32,9 @@ extension PlistValue {
     ///
     /// As in CoreFoundation, empty (or all-whitespace) text is an empty dictionary, and a string
     /// followed by more text is read as the body of a dictionary without braces (the `.strings`
-    /// file form, `a = 1; b = 2;`). Two deliberate differences: an unterminated `/*` comment and an
-    /// octal escape above `\377` or naming no NeXTSTEP character (`\376`, `\377`) are errors.
+    /// file form, `a = 1; b = 2;`). Deliberate differences: `+` may appear in unquoted words (so
+    /// `+5` needs no quotes); an unterminated `/*` comment and an octal escape above `\377` or
+    /// naming no NeXTSTEP character (`\376`, `\377`) are errors, not silently accepted.
     ///
     /// - Parameters:
     ///   - text: the literal.
