@@ -204,20 +204,20 @@ extension XMLPlistParser {
     /// `nan`, `inf`, `+inf`, `-inf`, `infinity`, `+infinity`, `-infinity`, in any case.
     private static func specialReal(_ p: UnsafePointer<UInt8>, _ n: Int) -> Double? {
         guard n >= 3, n <= 9 else { return nil }
-        var sign: Double = 1
-        var i = 0
-        if p[0] == UInt8(ascii: "+") || p[0] == UInt8(ascii: "-") {
-            sign = p[0] == UInt8(ascii: "-") ? -1 : 1
-            i = 1
-        }
-        func rest(is word: StaticString) -> Bool {
-            guard n - i == word.utf8CodeUnitCount else { return false }
-            for k in 0 ..< word.utf8CodeUnitCount where p[i + k] | 0x20 != word.utf8Start[k] { return false }
-            return true
-        }
-        if i == 0, rest(is: "nan") { return .nan }
-        if rest(is: "inf") || rest(is: "infinity") { return sign * .infinity }
+        let signed = p[0] == UInt8(ascii: "+") || p[0] == UInt8(ascii: "-")
+        let sign: Double = p[0] == UInt8(ascii: "-") ? -1 : 1
+        let word = signed ? p + 1 : p
+        let length = signed ? n - 1 : n
+        if !signed, equalIgnoringCase(word, length, "nan") { return .nan }
+        if equalIgnoringCase(word, length, "inf") || equalIgnoringCase(word, length, "infinity") { return sign * .infinity }
         return nil
+    }
+
+    /// Whether the `n` bytes at `p` spell the lowercase ASCII `literal` in any case.
+    private static func equalIgnoringCase(_ p: UnsafePointer<UInt8>, _ n: Int, _ literal: StaticString) -> Bool {
+        guard n == literal.utf8CodeUnitCount else { return false }
+        for k in 0 ..< n where p[k] | 0x20 != literal.utf8Start[k] { return false }
+        return true
     }
 
     /// Skips what `__CFIsWhitespace` calls space: code points below U+0021, U+007F...U+00A0,
@@ -247,7 +247,7 @@ extension XMLPlistParser {
     /// no fraction, no space, fields rolling over as in CoreFoundation.
     mutating func readDate() throws(PlistError) -> Date {
         let start = pos
-        while pos < count, base[pos] != UInt8(ascii: "<") { pos += 1 }
+        pos = tagStart(from: pos)
         let bytes = UnsafeBufferPointer(start: base + start, count: pos - start)
         guard let seconds = Self.commonDate(bytes) ?? PlistDate.parse(bytes, allowFraction: false) else {
             throw error(.invalidValue, "invalid <date> '\(snippet(at: start, upTo: 40))'", at: start)
@@ -287,33 +287,60 @@ extension XMLPlistParser {
     /// and any byte >= 0x80 is an error.
     mutating func readData() throws(PlistError) -> Data {
         let start = pos
-        while pos < count, base[pos] != UInt8(ascii: "<") { pos += 1 }
-        let length = pos - start
-        var data = Data(count: length / 4 * 3)
-        let decoded = data.withUnsafeMutableBytes { raw in
+        let p = tagStart(from: pos)
+        pos = p
+        let input = UnsafeBufferPointer(start: base + start, count: p - start)
+        let bound = input.count / 4 * 3
+        if scratch.count < bound { scratch.append(contentsOf: repeatElement(0, count: bound - scratch.count)) }
+        let result = scratch.withUnsafeMutableBufferPointer { out in
             Self.base64Table.withUnsafeBufferPointer { table in
-                Result { () throws(PlistError) -> Int in
-                    guard let out = raw.baseAddress?.assumingMemoryBound(to: UInt8.self) else {
-                        try checkBase64(base + start, length, table: table)
-                        return 0
-                    }
-                    return try decodeBase64(base + start, length, into: out, table: table)
-                }
+                Self.decodeBase64(input, into: out, table: table)
             }
         }
-        let written = try decoded.get()
-        data.count = written
-        try expectEndTag(.data)
-        return data
+        switch result {
+        case .success(let written):
+            let data = scratch.withUnsafeBytes { raw in
+                raw.baseAddress.map { Data(bytes: $0, count: written) } ?? Data()
+            }
+            try expectEndTag(.data)
+            return data
+        case .failure(let offset):
+            throw error(.invalidValue, "invalid byte 0x\(String(base[start + offset], radix: 16, uppercase: true)) in <data>",
+                        at: start + offset)
+        }
     }
 
-    private func decodeBase64(_ p: UnsafePointer<UInt8>, _ n: Int, into out: UnsafeMutablePointer<UInt8>,
-                              table: UnsafeBufferPointer<Int8>) throws(PlistError) -> Int {
+    /// The bytes written, or the offset of the first byte >= 0x80.
+    enum Base64Result {
+        case success(Int)
+        case failure(Int)
+    }
+
+    /// Decodes with CoreFoundation's rules into `out`, which has room for `input.count / 4 * 3`
+    /// bytes. Whole groups of four plain digits take a fast path.
+    private static func decodeBase64(_ input: UnsafeBufferPointer<UInt8>, into out: UnsafeMutableBufferPointer<UInt8>,
+                                     table: UnsafeBufferPointer<Int8>) -> Base64Result {
         var written = 0, digits = 0, equals = 0
         var acc: UInt32 = 0
-        for i in 0 ..< n {
-            let c = p[i]
-            let v = table[Int(c)]
+        let n = input.count
+        var i = 0
+        while i < n {
+            if digits & 3 == 0, i + 4 <= n {
+                let a = table[Int(input[i])], b = table[Int(input[i + 1])]
+                let c = table[Int(input[i + 2])], d = table[Int(input[i + 3])]
+                if UInt8(bitPattern: a | b | c | d) < 64 {
+                    acc = UInt32(a) << 18 | UInt32(b) << 12 | UInt32(c) << 6 | UInt32(d)
+                    out[written] = UInt8(truncatingIfNeeded: acc >> 16)
+                    out[written + 1] = UInt8(truncatingIfNeeded: acc >> 8)
+                    out[written + 2] = UInt8(truncatingIfNeeded: acc)
+                    written += 3
+                    equals = 0
+                    digits += 4
+                    i += 4
+                    continue
+                }
+            }
+            let v = table[Int(input[i])]
             if v >= 0 {
                 if v == 64 { equals += 1 } else { equals = 0 }
                 acc = acc &<< 6 | UInt32(v & 63)
@@ -324,20 +351,14 @@ extension XMLPlistParser {
                     if equals < 2 { out[written] = UInt8(truncatingIfNeeded: acc >> 8); written += 1 }
                     if equals < 1 { out[written] = UInt8(truncatingIfNeeded: acc); written += 1 }
                 }
-            } else if v == Self.base64Other {
+            } else if v == base64Other {
                 equals = 0
-            } else if v == Self.base64Invalid {
-                throw error(.invalidValue, "invalid byte 0x\(String(c, radix: 16, uppercase: true)) in <data>", at: p - base + i)
+            } else if v == base64Invalid {
+                return .failure(i)
             }
+            i += 1
         }
-        return written
-    }
-
-    /// For content too short to hold a group: only checks for bytes >= 0x80.
-    private func checkBase64(_ p: UnsafePointer<UInt8>, _ n: Int, table: UnsafeBufferPointer<Int8>) throws(PlistError) {
-        for i in 0 ..< n where table[Int(p[i])] == Self.base64Invalid {
-            throw error(.invalidValue, "invalid byte 0x\(String(p[i], radix: 16, uppercase: true)) in <data>", at: p - base + i)
-        }
+        return .success(written)
     }
 
     private static let base64Space: Int8 = -1

@@ -55,11 +55,14 @@ struct XMLPlistParser {
     var pos = 0
     /// Decoded text of strings that contain entity references or CDATA sections.
     var scratch: [UInt8] = []
+    /// Strings already made, to share instead of making them again.
+    var strings: XMLStringCache
 
     init(base: UnsafePointer<UInt8>, count: Int, maximumDepth: Int) {
         self.base = base
         self.count = count
         self.maximumDepth = maximumDepth
+        strings = XMLStringCache(inputSize: count)
     }
 
     // MARK: Errors
@@ -105,8 +108,35 @@ struct XMLPlistParser {
 
     @inline(__always)
     mutating func skipWhitespace() {
-        while pos < count, Self.isSpace(base[pos]) { pos += 1 }
+        pos = skipSpace(from: pos)
     }
+
+    /// The first index at or after `p` that is not XML whitespace (or `count`).
+    @inline(__always)
+    func skipSpace(from start: Int) -> Int {
+        var p = start
+        while p < count, Self.isSpace(base[p]) { p += 1 }
+        return p
+    }
+
+    /// The eight bytes at `p` as a little-endian word. The caller checked that they exist.
+    @inline(__always)
+    func word(at p: Int) -> UInt64 {
+        UInt64(littleEndian: UnsafeRawPointer(base + p).loadUnaligned(as: UInt64.self))
+    }
+
+    /// Up to eight bytes of `literal` as a little-endian word (constant-folded for literals).
+    @inline(__always)
+    static func pack(_ literal: StaticString) -> UInt64 {
+        var v: UInt64 = 0
+        let p = literal.utf8Start
+        for i in 0 ..< min(literal.utf8CodeUnitCount, 8) { v |= UInt64(p[i]) << (8 * UInt64(i)) }
+        return v
+    }
+
+    /// Masks for the low 4...7 bytes of a word.
+    static let mask4: UInt64 = 0xFFFF_FFFF, mask5: UInt64 = 0xFF_FFFF_FFFF
+    static let mask6: UInt64 = 0xFFFF_FFFF_FFFF, mask7: UInt64 = 0xFF_FFFF_FFFF_FFFF
 
     // MARK: Prolog
 
@@ -231,18 +261,67 @@ struct XMLPlistParser {
     /// ignored; a `/` right before the `>` makes the element empty.
     @inline(__always)
     mutating func readStartTag() throws(PlistError) -> (tag: XMLPlistTag, isEmpty: Bool) {
-        let nameStart = pos
-        var nameEnd = -1
-        while pos < count {
-            let c = base[pos]
-            if c == UInt8(ascii: ">") { break }
-            if nameEnd < 0, Self.isSpace(c) { nameEnd = pos }
-            pos += 1
+        // Fast path: a plain `name>` or `name/>`, compared eight bytes at a time.
+        let p = pos
+        if count - p >= 8, let (tag, isEmpty, length) = Self.plainStartTag(word(at: p)) {
+            pos = p + length
+            return (tag, isEmpty)
         }
-        guard pos < count else { throw unexpectedEnd("in a tag", at: nameStart - 1) }
-        let isEmpty = base[pos - 1] == UInt8(ascii: "/")
-        if nameEnd < 0 { nameEnd = isEmpty ? pos - 1 : pos }
-        pos += 1
+        return try readStartTagInGeneral()
+    }
+
+    /// The tag, emptiness and length of `name>` / `name/>` at the start of `w`, or `nil` for
+    /// anything else (which the general path then reads).
+    @inline(__always)
+    static func plainStartTag(_ w: UInt64) -> (XMLPlistTag, Bool, Int)? {
+        switch UInt8(truncatingIfNeeded: w) {
+        case UInt8(ascii: "k"):
+            if w & mask4 == pack("key>") { return (.key, false, 4) }
+            if w & mask5 == pack("key/>") { return (.key, true, 5) }
+        case UInt8(ascii: "s"):
+            if w & mask7 == pack("string>") { return (.string, false, 7) }
+            if w == pack("string/>") { return (.string, true, 8) }
+        case UInt8(ascii: "i"):
+            if w == pack("integer>") { return (.integer, false, 8) }
+        case UInt8(ascii: "r"):
+            if w & mask5 == pack("real>") { return (.real, false, 5) }
+        case UInt8(ascii: "t"):
+            if w & mask6 == pack("true/>") { return (.true, true, 6) }
+            if w & mask5 == pack("true>") { return (.true, false, 5) }
+        case UInt8(ascii: "f"):
+            if w & mask7 == pack("false/>") { return (.false, true, 7) }
+            if w & mask6 == pack("false>") { return (.false, false, 6) }
+        case UInt8(ascii: "d"):
+            if w & mask5 == pack("dict>") { return (.dict, false, 5) }
+            if w & mask5 == pack("date>") { return (.date, false, 5) }
+            if w & mask5 == pack("data>") { return (.data, false, 5) }
+            if w & mask6 == pack("dict/>") { return (.dict, true, 6) }
+        case UInt8(ascii: "a"):
+            if w & mask6 == pack("array>") { return (.array, false, 6) }
+            if w & mask7 == pack("array/>") { return (.array, true, 7) }
+        default:
+            break
+        }
+        return nil
+    }
+
+    /// Any start tag, as CoreFoundation reads it: the name ends at the first space or at `>`
+    /// (less a `/` right before it); everything else up to `>` is ignored.
+    @inline(never)
+    mutating func readStartTagInGeneral() throws(PlistError) -> (tag: XMLPlistTag, isEmpty: Bool) {
+        let nameStart = pos
+        var p = pos
+        var nameEnd = -1
+        while p < count {
+            let c = base[p]
+            if c == UInt8(ascii: ">") { break }
+            if nameEnd < 0, Self.isSpace(c) { nameEnd = p }
+            p += 1
+        }
+        guard p < count else { throw unexpectedEnd("in a tag", at: nameStart - 1) }
+        let isEmpty = base[p - 1] == UInt8(ascii: "/")
+        if nameEnd < 0 { nameEnd = isEmpty ? p - 1 : p }
+        pos = p + 1
         let length = nameEnd - nameStart
         guard length > 0 else { throw error(.syntax, "malformed tag", at: nameStart - 1) }
         guard let tag = XMLPlistTag.identify(base + nameStart, length: length) else {
@@ -255,6 +334,36 @@ struct XMLPlistParser {
     /// Reads `</tag>` (whitespace allowed before the `>`) at `pos`.
     @inline(__always)
     mutating func expectEndTag(_ tag: XMLPlistTag) throws(PlistError) {
+        let length = plainEndTag(tag, at: pos)
+        if length > 0 {
+            pos += length
+        } else {
+            try expectEndTagInGeneral(tag)
+        }
+    }
+
+    /// The length of exactly `</name>` at `p`, compared eight bytes at a time, or 0 when the
+    /// bytes there are anything else (which the general path then judges).
+    @inline(__always)
+    func plainEndTag(_ tag: XMLPlistTag, at p: Int) -> Int {
+        guard count - p >= 10 else { return 0 }
+        let w = word(at: p)
+        switch tag {
+        case .key: return w & Self.mask6 == Self.pack("</key>") ? 6 : 0
+        case .string: return w == Self.pack("</string") && base[p + 8] == UInt8(ascii: ">") ? 9 : 0
+        case .integer:
+            return w == Self.pack("</intege") && base[p + 8] == UInt8(ascii: "r") && base[p + 9] == UInt8(ascii: ">") ? 10 : 0
+        case .real: return w & Self.mask7 == Self.pack("</real>") ? 7 : 0
+        case .date: return w & Self.mask7 == Self.pack("</date>") ? 7 : 0
+        case .data: return w & Self.mask7 == Self.pack("</data>") ? 7 : 0
+        case .dict: return w & Self.mask7 == Self.pack("</dict>") ? 7 : 0
+        case .array: return w == Self.pack("</array>") ? 8 : 0
+        default: return 0
+        }
+    }
+
+    @inline(never)
+    mutating func expectEndTagInGeneral(_ tag: XMLPlistTag) throws(PlistError) {
         let name = tag.name
         let length = name.utf8CodeUnitCount
         guard count - pos >= length + 3 else { throw unexpectedEnd("looking for </\(tag.name)>", at: pos) }

@@ -23,28 +23,50 @@ extension XMLPlistParser {
         return try scanEscapedText(from: start)
     }
 
-    /// Advances `pos` to the next `<` or `&` (or the end), eight bytes at a time where possible.
+    /// Advances `pos` to the next `<` or `&` (or the end).
     @inline(__always)
     mutating func scanPlainText() {
+        pos = plainTextEnd(from: pos)
+    }
+
+    /// The index of the first `<` or `&` at or after `start` (or `count`), found eight bytes at a
+    /// time where possible.
+    @inline(__always)
+    func plainTextEnd(from start: Int) -> Int {
         let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
         let lt = ones &* 0x3C, amp = ones &* 0x26
-        while pos + 8 <= count {
-            let word = UInt64(littleEndian: UnsafeRawPointer(base + pos).loadUnaligned(as: UInt64.self))
-            let a = word ^ lt, b = word ^ amp
+        var p = start
+        while p + 8 <= count {
+            let w = word(at: p)
+            let a = w ^ lt, b = w ^ amp
             // A byte is zero in `a` or `b` exactly where the word holds '<' or '&'; the lowest
             // flagged byte is always a true match.
             let hits = ((a &- ones) & ~a | (b &- ones) & ~b) & highs
-            if hits != 0 {
-                pos += hits.trailingZeroBitCount >> 3
-                return
-            }
-            pos += 8
+            if hits != 0 { return p + hits.trailingZeroBitCount >> 3 }
+            p += 8
         }
-        while pos < count {
-            let c = base[pos]
-            if c == UInt8(ascii: "<") || c == UInt8(ascii: "&") { return }
-            pos += 1
+        while p < count {
+            let c = base[p]
+            if c == UInt8(ascii: "<") || c == UInt8(ascii: "&") { return p }
+            p += 1
         }
+        return p
+    }
+
+    /// The index of the first `<` at or after `start` (or `count`), eight bytes at a time.
+    @inline(__always)
+    func tagStart(from start: Int) -> Int {
+        let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
+        let lt = ones &* 0x3C
+        var p = start
+        while p + 8 <= count {
+            let a = word(at: p) ^ lt
+            let hits = (a &- ones) & ~a & highs
+            if hits != 0 { return p + hits.trailingZeroBitCount >> 3 }
+            p += 8
+        }
+        while p < count, base[p] != UInt8(ascii: "<") { p += 1 }
+        return p
     }
 
     /// The slow path of ``scanText()``: builds the decoded text in `scratch`.
@@ -161,23 +183,45 @@ extension XMLPlistParser {
 
     // MARK: Strings
 
-    /// The text as a `String`, after checking that it is UTF-8.
+    /// The text as a `String` (shared with an earlier equal one when possible) and the hash of
+    /// its bytes (0 when `hashed` is false and the string is too long to cache).
+    ///
+    /// - Throws: ``PlistError/Code/invalidValue`` when the text is not UTF-8.
     @inline(__always)
-    func makeString(_ text: Text) throws(PlistError) -> String {
+    mutating func makeString(_ text: Text, hashed: Bool) throws(PlistError) -> (String, UInt64) {
         if let end = text.rawEnd {
-            return try makeString(UnsafeBufferPointer(start: base + text.start, count: end - text.start), at: text.start)
+            return try makeString(UnsafeBufferPointer(start: base + text.start, count: end - text.start), at: text.start,
+                                  hashed: hashed, overread: text.start + 8 <= count)
         }
-        return try scratch.withUnsafeBufferPointer { (decoded) throws(PlistError) -> String in
-            try makeString(decoded, at: text.start)
+        let decoded = scratch
+        return try decoded.withUnsafeBufferPointer { (bytes) throws(PlistError) -> (String, UInt64) in
+            try makeString(bytes, at: text.start, hashed: hashed, overread: false)
         }
     }
 
     @inline(__always)
-    func makeString(_ bytes: UnsafeBufferPointer<UInt8>, at offset: Int) throws(PlistError) -> String {
-        if Self.isASCII(bytes) { return String(decoding: bytes, as: UTF8.self) }
-        guard let s = String(validating: bytes, as: UTF8.self) else {
-            throw error(.invalidValue, "string is not valid UTF-8", at: offset)
+    mutating func makeString(_ bytes: UnsafeBufferPointer<UInt8>, at offset: Int, hashed: Bool,
+                             overread: Bool) throws(PlistError) -> (String, UInt64) {
+        if bytes.count <= XMLStringCache.maximumLength {
+            let head = XMLStringCache.head(bytes, overread: overread)
+            let hash = XMLStringCache.hash(bytes, head: head)
+            if let cached = strings.lookup(bytes, head: head, hash: hash) { return (cached, hash) }
+            guard let s = Self.string(bytes) else { throw error(.invalidValue, "string is not valid UTF-8", at: offset) }
+            strings.insert(s, bytes: bytes, head: head, hash: hash)
+            return (s, hash)
         }
+        guard let s = Self.string(bytes) else { throw error(.invalidValue, "string is not valid UTF-8", at: offset) }
+        return (s, hashed ? XMLStringCache.hash(bytes) : 0)
+    }
+
+    /// The bytes as a `String`, or `nil` when they are not UTF-8.
+    ///
+    /// `String(decoding:as:)` replaces ill-formed sequences with U+FFFD, so the result equals the
+    /// input exactly when the input is well-formed; the check is skipped for ASCII.
+    @inline(__always)
+    static func string(_ bytes: UnsafeBufferPointer<UInt8>) -> String? {
+        var s = String(decoding: bytes, as: UTF8.self)
+        if !isASCII(bytes), !s.withUTF8({ bytesEqual($0, bytes) }) { return nil }
         return s
     }
 
@@ -199,12 +243,41 @@ extension XMLPlistParser {
         return acc & 0x8080_8080_8080_8080 == 0
     }
 
+    /// Whether two byte buffers hold the same bytes.
+    @inline(__always)
+    static func bytesEqual(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard a.count == b.count else { return false }
+        guard let p = a.baseAddress, let q = b.baseAddress else { return true }
+        let n = a.count
+        var i = 0
+        while i + 8 <= n {
+            if UnsafeRawPointer(p + i).loadUnaligned(as: UInt64.self) != UnsafeRawPointer(q + i).loadUnaligned(as: UInt64.self) {
+                return false
+            }
+            i += 8
+        }
+        while i < n {
+            if p[i] != q[i] { return false }
+            i += 1
+        }
+        return true
+    }
+
     /// Reads the content of a non-empty `<string>` or `<key>` and its end tag.
     @inline(__always)
     mutating func readString(_ tag: XMLPlistTag) throws(PlistError) -> String {
         let text = try scanText()
-        let s = try makeString(text)
+        let (s, _) = try makeString(text, hashed: false)
         try expectEndTag(tag)
         return s
+    }
+
+    /// Reads the content of a non-empty dictionary `<key>` and its end tag, with its hash.
+    @inline(__always)
+    mutating func readKey() throws(PlistError) -> (String, UInt64) {
+        let text = try scanText()
+        let result = try makeString(text, hashed: true)
+        try expectEndTag(.key)
+        return result
     }
 }
