@@ -28,8 +28,7 @@ extension XMLPlistParser {
     mutating func parseRootElement() throws(PlistError) -> PlistValue {
         var values = XMLMoveStack<PlistValue>(capacity: 64)
         var keys = XMLMoveStack<String>(capacity: 32)
-        var keyHashes: [UInt64] = []
-        keyHashes.reserveCapacity(32)
+        var keyHashes = XMLMoveStack<UInt64>(capacity: 32)
         var parents: [Frame] = []
         var current = Frame(kind: .root, valueStart: 0, keyStart: 0, tagOffset: 0)
         var depth = 0   // open arrays and dictionaries; a <plist> does not count, as in CoreFoundation
@@ -56,7 +55,7 @@ extension XMLPlistParser {
                 let (key, hash) = try isEmpty ? ("", XMLStringCache.hash(UnsafeBufferPointer(start: base, count: 0)))
                     : readText(.key, at: &p, hashed: true)
                 keys.push(key)
-                keyHashes.append(hash)
+                keyHashes.push(hash)
                 current.awaitingKey = false
             case .plist where !current.awaitingKey:
                 throw error(.syntax, "<plist> may contain only one value", at: tagOffset)
@@ -206,7 +205,7 @@ extension XMLPlistParser {
 
     /// Reads the end tag of `frame`'s element (at `pos`) and builds its value from the stacks.
     private mutating func closeContainer(_ frame: Frame, _ values: inout XMLMoveStack<PlistValue>,
-                                         _ keys: inout XMLMoveStack<String>, _ keyHashes: inout [UInt64]) throws(PlistError) -> PlistValue {
+                                         _ keys: inout XMLMoveStack<String>, _ keyHashes: inout XMLMoveStack<UInt64>) throws(PlistError) -> PlistValue {
         switch frame.kind {
         case .array:
             try expectEndTag(.array)
@@ -216,10 +215,10 @@ extension XMLPlistParser {
                 throw error(.syntax, "<key>\(keys.last ?? "")</key> has no value", at: pos)
             }
             try expectEndTag(.dict)
-            let hashes = keyHashes[frame.keyStart...]
+            let distinct = keyHashes.withBuffer(from: frame.keyStart) { Self.distinct($0) }
             let dict = Self.makeDictionary(keys: &keys, values: &values, keyStart: frame.keyStart,
-                                           valueStart: frame.valueStart, distinct: Self.distinct(hashes))
-            keyHashes.removeSubrange(frame.keyStart...)
+                                           valueStart: frame.valueStart, distinct: distinct)
+            keyHashes.forgetMoved(downTo: frame.keyStart)
             return dict
         case .plist:
             guard !frame.awaitingKey, values.count > frame.valueStart else {
@@ -262,12 +261,19 @@ extension XMLPlistParser {
     /// Whether all the hashes differ (then the keys do too). Equal hashes only send the
     /// dictionary down the path that compares keys.
     ///
-    /// A 256-bit filter on the top hash byte finds the (usual) all-different case in one pass;
-    /// only a hash whose filter bit is already set is compared with the earlier ones.
-    static func distinct(_ hashes: ArraySlice<UInt64>) -> Bool {
+    /// For small dictionaries a 256-bit filter on the top hash byte finds the (usual)
+    /// all-different case in one pass; only a hash whose filter bit is already set is compared
+    /// with the earlier ones.
+    static func distinct(_ hashes: UnsafeBufferPointer<UInt64>) -> Bool {
+        let n = hashes.count
+        if n > 24 {
+            // Large dictionaries: sort, then compare neighbours (no quadratic worst case).
+            let sorted = hashes.sorted()
+            for i in 1 ..< n where sorted[i] == sorted[i - 1] { return false }
+            return true
+        }
         var filter: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
-        var i = hashes.startIndex
-        while i < hashes.endIndex {
+        for i in 0 ..< n {
             let h = hashes[i]
             let bit: UInt64 = 1 << ((h >> 56) & 63)
             let seen: Bool
@@ -278,13 +284,8 @@ extension XMLPlistParser {
             default: seen = filter.3 & bit != 0; filter.3 |= bit
             }
             if seen {
-                var j = hashes.startIndex
-                while j < i {
-                    if hashes[j] == h { return false }
-                    j += 1
-                }
+                for j in 0 ..< i where hashes[j] == h { return false }
             }
-            i += 1
         }
         return true
     }
@@ -369,7 +370,13 @@ struct XMLMoveStack<Element>: ~Copyable {
         (base + index).move()
     }
 
-    /// Drops the slots from `start` to the top, whose elements were all moved out.
+    /// Calls `body` with the elements from `start` to the top.
+    func withBuffer<R>(from start: Int, _ body: (UnsafeBufferPointer<Element>) -> R) -> R {
+        body(UnsafeBufferPointer(start: base + start, count: count - start))
+    }
+
+    /// Drops the slots from `start` to the top, whose elements were all moved out (or are
+    /// trivial values that need no clean-up).
     mutating func forgetMoved(downTo start: Int) {
         count = start
     }
