@@ -24,9 +24,9 @@ struct XMLStringCache {
 
     private var slots: [Slot]
     private let mask: Int
-    /// The bytes after the first eight of the cached strings, for comparing.
-    private var arena: [UInt8] = []
-    private let arenaLimit: Int
+    /// The bytes after the first eight of the cached strings, for comparing: `arena[..<arenaUsed]`.
+    private var arena: [UInt8]
+    private var arenaUsed = 0
 
     /// A cache suited to a document of `inputSize` bytes.
     init(inputSize: Int) {
@@ -34,8 +34,7 @@ struct XMLStringCache {
         while n < 4096, n * 64 < inputSize { n *= 2 }
         slots = [Slot](repeating: Slot(), count: n)
         mask = n - 1
-        arenaLimit = min(inputSize, n * 32)
-        arena.reserveCapacity(min(arenaLimit, 4096))
+        arena = [UInt8](repeating: 0, count: min(inputSize, n * 32))
     }
 
     /// The cached string with exactly these bytes, or `nil`.
@@ -65,11 +64,18 @@ struct XMLStringCache {
     @inline(__always)
     mutating func insert(_ string: String, bytes: UnsafeBufferPointer<UInt8>, head: UInt64, hash: UInt64) {
         let rest = max(bytes.count - 8, 0)
-        guard arena.count + rest <= arenaLimit else { return }
+        let offset = arenaUsed
+        guard offset + rest <= arena.count else { return }
         let i = Int(truncatingIfNeeded: hash >> 7) & mask
-        slots[i] = Slot(hash: hash, head: head, offset: Int32(truncatingIfNeeded: arena.count),
+        slots[i] = Slot(hash: hash, head: head, offset: Int32(truncatingIfNeeded: offset),
                         length: Int32(truncatingIfNeeded: bytes.count), string: string)
-        if rest > 0 { arena.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[8...])) }
+        if rest > 0, let source = bytes.baseAddress {
+            arena.withUnsafeMutableBufferPointer { arena in
+                guard let target = arena.baseAddress else { return }
+                (target + offset).update(from: source + 8, count: rest)
+            }
+            arenaUsed = offset + rest
+        }
     }
 
     /// The first eight bytes as a little-endian word (fewer for shorter input, zero-padded).
