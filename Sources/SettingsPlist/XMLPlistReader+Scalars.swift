@@ -175,7 +175,48 @@ extension XMLPlistParser {
             let v = exponent >= 0 ? m * powersOfTen[exponent] : m / powersOfTen[-exponent]
             return negative ? -v : v
         }
+        if exact, exponent >= -19, exponent <= 19 {
+            let v = exactDecimal(mantissa, exponent)
+            return negative ? -v : v
+        }
         return Double(String(decoding: UnsafeBufferPointer(rebasing: text[numberStart ..< n]), as: UTF8.self))
+    }
+
+    /// The double nearest to `m × 10^e` (ties to even), for `|e| <= 19`, with exact 128-bit
+    /// integer arithmetic: a product for `e >= 0`; for `e < 0` a quotient of at least 63 bits
+    /// plus a sticky bit for the remainder.
+    static func exactDecimal(_ m: UInt64, _ e: Int) -> Double {
+        guard m != 0 else { return 0 }
+        if e >= 0 {
+            return rounded(UInt128(m) * UInt128(powersOfTenExact[e]), sticky: false, binaryExponent: 0)
+        }
+        // Scale m so its top bit is bit 126; dividing by 10^19 < 2^64 leaves at least 63 bits.
+        let shift = 127 - (64 - m.leadingZeroBitCount)
+        let (q, r) = (UInt128(m) << shift).quotientAndRemainder(dividingBy: UInt128(powersOfTenExact[-e]))
+        return rounded(q, sticky: r != 0, binaryExponent: -shift)
+    }
+
+    /// `q × 2^binaryExponent` rounded to 53 bits, ties to even; `sticky` says a nonzero
+    /// remainder lies beyond `q`'s last bit.
+    private static func rounded(_ q: UInt128, sticky: Bool, binaryExponent: Int) -> Double {
+        let bits = 128 - q.leadingZeroBitCount
+        guard bits > 53 else {
+            return Double(sign: .plus, exponent: binaryExponent, significand: Double(UInt64(truncatingIfNeeded: q)))
+        }
+        let extra = bits - 53
+        var significand = UInt64(truncatingIfNeeded: q >> extra)
+        let rest = q & ((UInt128(1) << extra) - 1)
+        let half = UInt128(1) << (extra - 1)
+        if rest > half || (rest == half && (sticky || significand & 1 == 1)) {
+            significand += 1
+        }
+        return Double(sign: .plus, exponent: binaryExponent + extra, significand: Double(significand))
+    }
+
+    private static let powersOfTenExact: [UInt64] = (0 ... 19).map { (n: Int) -> UInt64 in
+        var v: UInt64 = 1
+        for _ in 0 ..< n { v *= 10 }
+        return v
     }
 
     @inline(__always)

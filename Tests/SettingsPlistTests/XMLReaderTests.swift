@@ -532,6 +532,34 @@ struct XMLReaderScalarTests {
         #expect(try real("\u{0}3") == 3.0)
     }
 
+    @Test("decimal conversion is correctly rounded (same as strtod) on many random inputs")
+    func realRounding() {
+        var state: UInt64 = 0x1234_5678_9ABC_DEF0
+        func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+        var mismatches: [String] = []
+        for _ in 0 ..< 50_000 {
+            let digitCount = 1 + Int(next() % 20)
+            var digits = ""
+            for _ in 0 ..< digitCount { digits.append(Character(Unicode.Scalar(UInt8(0x30 + next() % 10)))) }
+            let point = Int(next() % UInt64(digitCount + 1))
+            var text = String(digits.prefix(point)) + "." + String(digits.dropFirst(point))
+            if next() % 3 == 0 { text += "e\(Int(next() % 41) - 20)" }
+            if next() % 2 == 0 { text = "-" + text }
+            guard text != "." && text != "-." && !text.hasPrefix(".e") && !text.hasPrefix("-.e") else { continue }
+            let bytes = Array(text.utf8)
+            let ours = bytes.withUnsafeBufferPointer { XMLPlistParser.parseReal($0) }
+            let reference = Double(text)
+            if ours?.bitPattern != reference?.bitPattern { mismatches.append(text) }
+        }
+        #expect(mismatches.isEmpty, "\(mismatches.prefix(10))")
+    }
+
     @Test("real errors", arguments: ["", " ", "1.5 ", "1e", "1e+", ".", "-.e1", "0x10", "+-1", "-nan", "+nan", " nan",
                                      "infinityx", "1,5", "1.5x", "\u{A0}\u{A0}x"])
     func realErrors(_ text: String) {
