@@ -332,15 +332,15 @@ extension XMLPlistParser {
         pos = p
         let input = UnsafeBufferPointer(start: base + start, count: p - start)
         let bound = input.count / 4 * 3
-        if scratch.count < bound { scratch.append(contentsOf: repeatElement(0, count: bound - scratch.count)) }
-        let result = scratch.withUnsafeMutableBufferPointer { out in
+        if decoded.count < bound { decoded.append(contentsOf: repeatElement(0, count: bound - decoded.count)) }
+        let result = decoded.withUnsafeMutableBufferPointer { out in
             Self.base64Table.withUnsafeBufferPointer { table in
                 Self.decodeBase64(input, into: out, table: table)
             }
         }
         switch result {
         case .success(let written):
-            let data = scratch.withUnsafeBytes { raw in
+            let data = decoded.withUnsafeBytes { raw in
                 raw.baseAddress.map { Data(bytes: $0, count: written) } ?? Data()
             }
             try expectEndTag(.data)

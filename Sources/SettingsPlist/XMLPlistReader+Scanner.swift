@@ -55,6 +55,8 @@ struct XMLPlistParser {
     var pos = 0
     /// Decoded text of strings that contain entity references or CDATA sections.
     var scratch: [UInt8] = []
+    /// Decoded `<data>` bytes (kept apart from `scratch` so neither shrinks the other).
+    var decoded: [UInt8] = []
     /// Strings already made, to share instead of making them again.
     var strings: XMLStringCache
 

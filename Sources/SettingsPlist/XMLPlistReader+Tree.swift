@@ -241,6 +241,11 @@ extension XMLPlistParser {
                                keyStart: Int, valueStart: Int, distinct: Bool) -> PlistValue {
         let n = keys.count - keyStart
         var dict = PlistDictionary(minimumCapacity: n)
+        if distinct, n > PlistDictionary.indexThreshold {
+            // Size the key index once: `append` then fills it as it goes, instead of building
+            // it at the threshold and growing it (rehashing) along the way.
+            dict.index = [CodePointKey: Int](minimumCapacity: n)
+        }
         for i in 0 ..< n {
             let key = keys.take(keyStart + i)
             let value = values.take(valueStart + i)

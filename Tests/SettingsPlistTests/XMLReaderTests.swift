@@ -344,6 +344,21 @@ struct XMLReaderStructureTests {
         #expect(dict["b"] == 2)
     }
 
+    @Test("large dictionaries keep file order and answer lookups")
+    func largeDictionary() throws {
+        var body = "<dict>"
+        for i in 0 ..< 300 { body += "<key>k\((i * 7919) % 300)</key><integer>\(i)</integer>" }
+        body += "<key>k5</key><string>last</string></dict>"
+        let dict = try #require(try xml(body).dictionaryValue)
+        #expect(dict.count == 300)
+        #expect(dict.keys.first == "k0")
+        #expect(dict.keys[1] == "k119")
+        #expect(dict["k119"] == 1)
+        #expect(dict["k5"] == "last")
+        #expect(dict.firstIndex(of: "k5") == dict.keys.firstIndex(of: "k5"))
+        #expect(dict["missing"] == nil)
+    }
+
     @Test("keys are compared by code points, not canonical equivalence")
     func codePointKeys() throws {
         let dict = try #require(try xml("<dict><key>\u{E9}</key><true/><key>e\u{301}</key><false/></dict>").dictionaryValue)
