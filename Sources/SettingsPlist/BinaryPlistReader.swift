@@ -36,7 +36,11 @@ struct BinaryPlistLayout {
     /// Where the offset table starts; objects end before it.
     let tableOffset: Int
     /// The byte offset of each object, each already checked to be `< tableOffset`.
-    let offsets: [Int]
+    let offsets: [UInt32]
+    /// For each object, the first object at the same offset, when some offsets repeat (empty
+    /// otherwise). CoreFoundation identifies objects by offset; so must we, or a file naming one
+    /// big array under many indices would decode it once per index.
+    let canonical: [Int]
 
     init(_ bytes: UnsafeBufferPointer<UInt8>) throws(PlistError) {
         try Self.checkHeader(bytes)
@@ -80,11 +84,16 @@ struct BinaryPlistLayout {
         guard offsetSize >= 8 || table < UInt64(1) << (8 * offsetSize) else {
             throw PlistError(.corruptBinary, "trailer: \(offsetSize)-byte offsets cannot reach the offset table at \(table)", at: .offset(t + 6))
         }
+        // Offsets are kept in 32 bits: 4 GiB of objects is far beyond any property list.
+        guard table <= UInt64(UInt32.max) else {
+            throw PlistError(.corruptBinary, "binary plist larger than 4 GiB", at: .offset(t + 24))
+        }
         self.refSize = refSize
         self.objectCount = Int(count)
         self.topObject = Int(top)
         self.tableOffset = Int(table)
         self.offsets = try Self.readOffsets(bytes, table: Int(table), count: Int(count), size: offsetSize)
+        self.canonical = Self.aliases(offsets, table: Int(table))
     }
 
     /// Accepts `bplist0` followed by any character, as CoreFoundation does since 10.6.
@@ -100,42 +109,87 @@ struct BinaryPlistLayout {
 
     /// Decodes the offset table, checking each entry lies before the table (CF checks the same;
     /// the lower bound, 8, is checked when an object is actually used, as CF does).
-    private static func readOffsets(_ bytes: UnsafeBufferPointer<UInt8>, table: Int, count: Int, size: Int) throws(PlistError) -> [Int] {
-        var offsets = [Int](repeating: 0, count: count)
+    private static func readOffsets(_ bytes: UnsafeBufferPointer<UInt8>, table: Int, count: Int, size: Int) throws(PlistError) -> [UInt32] {
+        var offsets = [UInt32](repeating: 0, count: count)
         var position = table
         for i in 0..<count {
             let offset = bytes.loadBigEndian(at: position, size: size)
             guard offset < UInt64(table) else {
                 throw PlistError(.corruptBinary, "offset table: object \(i) at \(offset) is not before the offset table (\(table))", at: .offset(position))
             }
-            offsets[i] = Int(offset)
+            offsets[i] = UInt32(offset)
             position += size
         }
         return offsets
+    }
+
+    /// Maps each object to the first object at its offset, or returns `[]` when all offsets are
+    /// distinct (the normal case, found with one bit per byte of the object area).
+    private static func aliases(_ offsets: [UInt32], table: Int) -> [Int] {
+        var seen = [UInt64](repeating: 0, count: table / 64 + 1)
+        var repeated = false
+        for offset in offsets.lazy.map(Int.init) {
+            let (word, bit) = (offset >> 6, UInt64(1) << UInt64(offset & 63))
+            if seen[word] & bit != 0 {
+                repeated = true
+                break
+            }
+            seen[word] |= bit
+        }
+        guard repeated else { return [] }
+        var first = [UInt32: Int](minimumCapacity: offsets.count)
+        return offsets.indices.map { i in
+            if let j = first[offsets[i]] { return j }
+            first[offsets[i]] = i
+            return i
+        }
     }
 }
 
 // MARK: - Object decoding
 
-/// Decodes objects by index, memoising what is worth sharing and detecting cycles.
+/// Decodes objects from the top object down, sharing what the file shares and detecting cycles.
 ///
-/// Strings, data and finished containers are cached by object index, so a file whose objects are
-/// shared (keys repeated in every dictionary, a DAG of containers) decodes in time linear in its
-/// size. A container is marked in progress while its children decode: meeting it again on the
-/// way down is a cycle.
+/// A pre-pass counts the references to every object. Objects referenced more than once (keys
+/// repeated in every dictionary, a DAG of containers) are decoded once and then reused, so the
+/// time stays linear in the file size; objects referenced once are never cached. A container is
+/// marked in progress while its children decode: meeting it again on the way down is a cycle.
+/// Dictionary keys go through a table that gives each distinct key text a small number, so
+/// duplicate keys are found without comparing strings.
 struct BinaryPlistDecoder {
     private let bytes: UnsafeBufferPointer<UInt8>
     private let layout: BinaryPlistLayout
     private let maximumDepth: Int
     /// Objects end before this offset (the start of the offset table).
     private let limit: Int
-    /// Per object: `fresh`, `inProgress` (a container on the current path) or `cached`.
-    private var state: [ObjectState]
-    /// Decoded objects, valid where `state` is `cached`.
-    private var cache: [PlistValue]
 
-    private enum ObjectState: UInt8 {
-        case fresh, inProgress, cached
+    /// Everything known per object, in one array: following a reference then costs one cache
+    /// miss rather than one per property.
+    private var entries: [Entry]
+    /// Decoded objects referenced more than once.
+    private var cache: [PlistValue] = []
+    private var keyTable: [KeyBytes: Int32] = [:]
+    private var keyTexts: [String] = []
+    /// Per key number, the dictionary (by `dictionarySerial`) that last used it: a duplicate test.
+    private var keyLastSeen: [Int] = []
+    private var dictionarySerial = 0
+    /// Key numbers of the dictionaries being decoded, innermost last; `-1` marks a duplicate.
+    private var pendingKeys: [Int32] = []
+
+    private struct Entry {
+        /// Where the object starts.
+        var offset: UInt32
+        /// The low two bits count references (0, 1, 2 = more); ``inProgress`` marks a container
+        /// being decoded; from ``cached`` up, the position of the decoded value in `cache`.
+        var state: UInt32
+        /// For an object used as a key: its number in `keyTexts`, else `-1`.
+        var key: Int32
+
+        static let shared: UInt32 = 2
+        static let inProgress: UInt32 = 4
+        static let cached: UInt32 = 8
+
+        var isShared: Bool { state & 3 == Self.shared }
     }
 
     init(_ bytes: UnsafeBufferPointer<UInt8>, layout: BinaryPlistLayout, maximumDepth: Int) {
@@ -143,23 +197,87 @@ struct BinaryPlistDecoder {
         self.layout = layout
         self.maximumDepth = maximumDepth
         self.limit = layout.tableOffset
-        self.state = [ObjectState](repeating: .fresh, count: layout.objectCount)
-        self.cache = [PlistValue](repeating: .bool(false), count: layout.objectCount)
+        self.entries = layout.offsets.map { Entry(offset: $0, state: 0, key: -1) }
+        countReferences()
     }
 
     mutating func decodeTop() throws(PlistError) -> PlistValue {
-        try decodeObject(layout.topObject, depth: 0)
+        try decodeObject(identity(layout.topObject), depth: 0)
     }
 
-    /// Decodes object `index`, nested inside `depth` containers.
-    private mutating func decodeObject(_ index: Int, depth: Int) throws(PlistError) -> PlistValue {
-        switch state[index] {
-        case .cached: return cache[index]
-        case .inProgress:
-            throw PlistError(.cycle, "object \(index) contains itself", at: .offset(layout.offsets[index]))
-        case .fresh: break
+    /// The object that stands for `index`: itself, or the first object at the same offset.
+    @inline(__always)
+    private func identity(_ index: Int) -> Int {
+        layout.canonical.isEmpty ? index : layout.canonical[index]
+    }
+
+    // MARK: Sharing
+
+    /// Counts references from every container (reachable or not, each offset once), without
+    /// throwing: malformed containers are skipped here and reported if decoding reaches them.
+    private mutating func countReferences() {
+        entries[identity(layout.topObject)].state = 1
+        let (refSize, objectCount, canonical) = (layout.refSize, layout.objectCount, layout.canonical)
+        let bytes = self.bytes
+        let limit = self.limit
+        entries.withUnsafeMutableBufferPointer { entries in
+            for index in 0 ..< objectCount where canonical.isEmpty || canonical[index] == index {
+                let offset = Int(entries[index].offset)
+                guard offset >= BinaryPlistLayout.headerSize else { continue }
+                let marker = bytes[offset]
+                guard marker >> 4 == 0xA || marker >> 4 == 0xD,
+                      let (elements, refs) = Self.peekCount(bytes, at: offset, limit: limit)
+                else { continue }
+                let count = marker >> 4 == 0xD ? elements.multipliedReportingOverflow(by: 2).partialValue : elements
+                guard count >= 0, count <= (limit - refs) / refSize else { continue }
+                for i in 0 ..< count {
+                    let position = refs &+ i &* refSize
+                    let ref = refSize == 1 ? Int(bytes[position]) : Int(truncatingIfNeeded: bytes.loadBigEndian(at: position, size: refSize))
+                    guard ref >= 0, ref < objectCount else { continue }
+                    let target = canonical.isEmpty ? ref : canonical[ref]
+                    if entries[target].state < Entry.shared { entries[target].state &+= 1 }
+                }
+            }
         }
-        let offset = try objectStart(index)
+    }
+
+    /// `readCount` for the pre-pass: `nil` instead of an error.
+    private static func peekCount(_ bytes: UnsafeBufferPointer<UInt8>, at offset: Int, limit: Int) -> (count: Int, payload: Int)? {
+        let nibble = Int(bytes[offset] & 0x0F)
+        guard nibble == 0x0F else { return (nibble, offset + 1) }
+        let intOffset = offset + 1
+        guard intOffset < limit, bytes[intOffset] >> 4 == 0x1 else { return nil }
+        let exponent = bytes[intOffset] & 0x0F
+        guard exponent <= 3 else { return nil }
+        let width = 1 << Int(exponent)
+        guard width <= limit - intOffset - 1 else { return nil }
+        let value = bytes.loadBigEndian(at: intOffset + 1, size: width)
+        guard value <= UInt64(Int.max) else { return nil }
+        return (Int(value), intOffset + 1 + width)
+    }
+
+    /// Keeps `value` for later references when more than one reference points to it.
+    @inline(__always)
+    private mutating func finish(_ index: Int, _ value: PlistValue) -> PlistValue {
+        if entries[index].isShared {
+            entries[index].state = Entry.cached + UInt32(truncatingIfNeeded: cache.count)
+            cache.append(value)
+        } else {
+            entries[index].state &= ~Entry.inProgress
+        }
+        return value
+    }
+
+    // MARK: Objects
+
+    /// Decodes object `index` (already mapped by `identity`), nested inside `depth` containers.
+    private mutating func decodeObject(_ index: Int, depth: Int) throws(PlistError) -> PlistValue {
+        let entry = entries[index]
+        if entry.state >= Entry.cached { return cache[Int(entry.state - Entry.cached)] }
+        if entry.state & Entry.inProgress != 0 {
+            throw PlistError(.cycle, "object \(index) contains itself", at: .offset(Int(entry.offset)))
+        }
+        let offset = try objectStart(entry.offset, index)
         let marker = bytes[offset]
         switch marker >> 4 {
         case 0x0:
@@ -173,8 +291,8 @@ struct BinaryPlistDecoder {
         case 0x1: return .integer(try readInteger(at: offset))
         case 0x2: return .real(try readReal(at: offset))
         case 0x3: return .date(Date(timeIntervalSinceReferenceDate: try readDate(at: offset)))
-        case 0x4: return remember(index, .data(try readData(at: offset)))
-        case 0x5, 0x6: return remember(index, .string(try readString(at: offset)))
+        case 0x4: return finish(index, .data(try readData(at: offset)))
+        case 0x5, 0x6: return finish(index, .string(try readString(at: offset)))
         case 0x8: return .uid(try readUID(at: offset))
         case 0xA: return try decodeArray(index, at: offset, depth: depth)
         case 0xD: return try decodeDictionary(index, at: offset, depth: depth)
@@ -182,15 +300,10 @@ struct BinaryPlistDecoder {
         }
     }
 
-    private mutating func remember(_ index: Int, _ value: PlistValue) -> PlistValue {
-        cache[index] = value
-        state[index] = .cached
-        return value
-    }
-
     /// The offset of object `index`, checked to lie in the object area.
-    private func objectStart(_ index: Int) throws(PlistError) -> Int {
-        let offset = layout.offsets[index]
+    @inline(__always)
+    private func objectStart(_ start: UInt32, _ index: Int) throws(PlistError) -> Int {
+        let offset = Int(start)
         guard offset >= BinaryPlistLayout.headerSize else {
             throw PlistError(.corruptBinary, "object \(index) starts at \(offset), inside the header", at: .offset(offset))
         }
@@ -206,19 +319,23 @@ struct BinaryPlistDecoder {
     private mutating func decodeArray(_ index: Int, at offset: Int, depth: Int) throws(PlistError) -> PlistValue {
         try checkDepth(depth, at: offset)
         let (count, refs) = try readCount(at: offset)
-        try checkRefs(count, from: refs, at: offset)
-        state[index] = .inProgress
+        guard count <= (limit - refs) / layout.refSize else {
+            throw truncated("array of \(count) elements", at: offset)
+        }
+        entries[index].state |= Entry.inProgress
         var elements = [PlistValue]()
         elements.reserveCapacity(count)
         var position = refs
-        for _ in 0..<count {
-            let child = try readRef(at: position)
-            elements.append(try decodeObject(child, depth: depth + 1))
+        for _ in 0 ..< count {
+            elements.append(try decodeObject(readRef(at: position), depth: depth + 1))
             position += layout.refSize
         }
-        return remember(index, .array(elements))
+        return finish(index, .array(elements))
     }
 
+    /// Keys first, as CoreFoundation reads them: each must be a string; a key seen before in
+    /// this dictionary keeps its first value (CF adds only absent keys). Values of duplicates
+    /// are still decoded, so an error in them is reported as CF reports it.
     private mutating func decodeDictionary(_ index: Int, at offset: Int, depth: Int) throws(PlistError) -> PlistValue {
         try checkDepth(depth, at: offset)
         let (count, refs) = try readCount(at: offset)
@@ -226,30 +343,70 @@ struct BinaryPlistDecoder {
         guard count <= (limit - refs) / layout.refSize / 2 else {
             throw truncated("dictionary of \(count) entries", at: offset)
         }
-        state[index] = .inProgress
-        var dictionary = PlistDictionary(minimumCapacity: count)
-        let valueRefs = refs + count * layout.refSize
-        for i in 0..<count {
-            let key = try decodeKey(readRef(at: refs + i * layout.refSize))
-            // Values of duplicate keys are still decoded, so errors in them are reported as CF does.
-            let value = try decodeObject(readRef(at: valueRefs + i * layout.refSize), depth: depth + 1)
-            _ = dictionary.insertFromReader(key, value, keepFirst: true)
+        entries[index].state |= Entry.inProgress
+        dictionarySerial += 1
+        let base = pendingKeys.count
+        var distinct = 0
+        for i in 0 ..< count {
+            let number = try keyNumber(readRef(at: refs + i * layout.refSize))
+            if keyLastSeen[Int(number)] == dictionarySerial {
+                pendingKeys.append(-1)
+            } else {
+                keyLastSeen[Int(number)] = dictionarySerial
+                pendingKeys.append(number)
+                distinct += 1
+            }
         }
-        return remember(index, .dictionary(dictionary))
+        var dictionary = PlistDictionary(minimumCapacity: distinct)
+        let values = refs + count * layout.refSize
+        for i in 0 ..< count {
+            let value = try decodeObject(readRef(at: values + i * layout.refSize), depth: depth + 1)
+            let number = pendingKeys[base + i]
+            if number >= 0 { dictionary.append(keyTexts[Int(number)], value) }
+        }
+        pendingKeys.removeSubrange(base...)
+        return finish(index, .dictionary(dictionary))
     }
 
-    /// A dictionary key: must be a string object (CF would accept other scalars, which no
-    /// property list can hold, and refuses containers).
-    private mutating func decodeKey(_ index: Int) throws(PlistError) -> String {
-        if state[index] == .cached, case .string(let s) = cache[index] { return s }
-        let offset = try objectStart(index)
+    /// The number of the key text of object `index`, which must be a string (CoreFoundation
+    /// accepts other scalars, which no property list can hold, and refuses containers).
+    ///
+    /// Each key object is looked up once, by the UTF-8 bytes of its text. For an ASCII key
+    /// (nearly all) those are the bytes in the file: writers that store every key anew
+    /// (Foundation on Linux) then cost one hash per key and no `String`.
+    private mutating func keyNumber(_ index: Int) throws(PlistError) -> Int32 {
+        let entry = entries[index]
+        if entry.key >= 0 { return entry.key }
+        let offset = try objectStart(entry.offset, index)
         let kind = bytes[offset] >> 4
         guard kind == 0x5 || kind == 0x6 else {
             throw PlistError(.invalidKey, "dictionary key is not a string (marker 0x\(String(bytes[offset], radix: 16, uppercase: true)))", at: .offset(offset))
         }
-        let key = try readString(at: offset)
-        _ = remember(index, .string(key))
-        return key
+        let payload = try stringPayload(at: offset)
+        let key: KeyBytes
+        if kind == 0x5 && BinaryPlistText.isASCII(payload) {
+            key = .file(payload)
+        } else {
+            key = .text(kind == 0x5 ? BinaryPlistText.ascii(payload) : BinaryPlistText.utf16BigEndian(payload))
+        }
+        let next = Int32(truncatingIfNeeded: keyTexts.count)
+        let number = Self.claim(&keyTable[key, default: -1], next: next)
+        if number == next {
+            switch key {
+            case .file(let ascii): keyTexts.append(String(decoding: ascii, as: UTF8.self))
+            case .text(let text): keyTexts.append(text)
+            }
+            keyLastSeen.append(0)
+        }
+        entries[index].key = number
+        return number
+    }
+
+    /// The number in `slot`, or `next` stored there when it was empty: one hash lookup.
+    @inline(__always)
+    private static func claim(_ slot: inout Int32, next: Int32) -> Int32 {
+        if slot < 0 { slot = next }
+        return slot
     }
 
     private func checkDepth(_ depth: Int, at offset: Int) throws(PlistError) {
@@ -258,13 +415,8 @@ struct BinaryPlistDecoder {
         }
     }
 
-    private func checkRefs(_ count: Int, from refs: Int, at offset: Int) throws(PlistError) {
-        guard count <= (limit - refs) / layout.refSize else {
-            throw truncated("array of \(count) elements", at: offset)
-        }
-    }
-
-    /// The object index stored at `position`, checked against the object count.
+    /// The object referred to at `position` (mapped by `identity`), checked against the count.
+    @inline(__always)
     private func readRef(at position: Int) throws(PlistError) -> Int {
         let ref: UInt64
         switch layout.refSize {
@@ -275,7 +427,7 @@ struct BinaryPlistDecoder {
         guard ref < UInt64(layout.objectCount) else {
             throw PlistError(.corruptBinary, "object reference \(ref) is not below the object count \(layout.objectCount)", at: .offset(position))
         }
-        return Int(ref)
+        return identity(Int(ref))
     }
 
     // MARK: Lengths
@@ -299,8 +451,9 @@ struct BinaryPlistDecoder {
     }
 
     /// Checks that `count` bytes starting at `start` lie in the object area.
-    private func checkBytes(_ count: Int, from start: Int, what: String, at offset: Int) throws(PlistError) {
-        guard start <= limit, count <= limit - start else { throw truncated(what, at: offset) }
+    @inline(__always)
+    private func checkBytes(_ count: Int, from start: Int, what: @autoclosure () -> String, at offset: Int) throws(PlistError) {
+        guard start <= limit, count <= limit - start else { throw truncated(what(), at: offset) }
     }
 
     private func truncated(_ what: String, at offset: Int) -> PlistError {
@@ -354,7 +507,7 @@ struct BinaryPlistDecoder {
         let width = Int(bytes[offset] & 0x0F) + 1
         try checkBytes(width, from: offset + 1, what: "UID", at: offset)
         var value: UInt64 = 0
-        for i in 0..<width {
+        for i in 0 ..< width {
             guard value <= 0xFF_FFFF else {
                 throw PlistError(.corruptBinary, "UID wider than 32 bits", at: .offset(offset))
             }
@@ -370,15 +523,40 @@ struct BinaryPlistDecoder {
     }
 
     private func readString(at offset: Int) throws(PlistError) -> String {
+        let payload = try stringPayload(at: offset)
+        return bytes[offset] >> 4 == 0x5 ? BinaryPlistText.ascii(payload) : BinaryPlistText.utf16BigEndian(payload)
+    }
+
+    /// The bytes of an ASCII (`0x5_`) or UTF-16 (`0x6_`) string object, checked to be in bounds.
+    private func stringPayload(at offset: Int) throws(PlistError) -> UnsafeBufferPointer<UInt8> {
         let (count, start) = try readCount(at: offset)
-        if bytes[offset] >> 4 == 0x5 {
-            try checkBytes(count, from: start, what: "string of \(count) bytes", at: offset)
-            return BinaryPlistText.ascii(UnsafeBufferPointer(rebasing: bytes[start ..< start + count]))
+        let unitSize = bytes[offset] >> 4 == 0x5 ? 1 : 2
+        guard count <= (limit - start) / unitSize else {
+            throw truncated("string of \(count) \(unitSize == 1 ? "bytes" : "UTF-16 units")", at: offset)
         }
-        guard count <= (limit - min(start, limit)) / 2 else {
-            throw truncated("string of \(count) UTF-16 units", at: offset)
+        return UnsafeBufferPointer(rebasing: bytes[start ..< start + unitSize * count])
+    }
+}
+
+/// The UTF-8 bytes of a key's text: still in the file for ASCII keys, else in a `String`.
+/// Hashed and compared as bytes, that is by code points.
+private enum KeyBytes: Hashable {
+    case file(UnsafeBufferPointer<UInt8>)
+    case text(String)
+
+    func withBytes<R>(_ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+        switch self {
+        case .file(let bytes): return body(bytes)
+        case .text(var text): return text.withUTF8(body)
         }
-        return BinaryPlistText.utf16BigEndian(UnsafeBufferPointer(rebasing: bytes[start ..< start + 2 * count]))
+    }
+
+    static func == (a: KeyBytes, b: KeyBytes) -> Bool {
+        a.withBytes { x in b.withBytes { y in BinaryPlistText.equal(x, y) } }
+    }
+
+    func hash(into hasher: inout Hasher) {
+        withBytes { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
     }
 }
 
@@ -406,6 +584,24 @@ enum BinaryPlistText {
             }
             return n
         }
+    }
+
+    /// Whether two byte ranges hold the same bytes, eight at a time.
+    static func equal(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard a.count == b.count else { return false }
+        guard let pa = a.baseAddress, let pb = b.baseAddress else { return true }
+        if pa == pb { return true }
+        let (ra, rb) = (UnsafeRawPointer(pa), UnsafeRawPointer(pb))
+        var i = 0
+        while i + 8 <= a.count {
+            if ra.loadUnaligned(fromByteOffset: i, as: UInt64.self) != rb.loadUnaligned(fromByteOffset: i, as: UInt64.self) { return false }
+            i += 8
+        }
+        while i < a.count {
+            if a[i] != b[i] { return false }
+            i += 1
+        }
+        return true
     }
 
     /// Whether every byte is below 0x80, eight bytes at a time.
