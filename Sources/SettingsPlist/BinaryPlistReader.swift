@@ -168,7 +168,7 @@ struct BinaryPlistDecoder {
     private var entries: [Entry]
     /// Decoded objects referenced more than once.
     private var cache: [PlistValue] = []
-    private var keyTable: [KeyBytes: Int32] = [:]
+    private var keyTable = KeyTextTable()
     private var keyTexts: [String] = []
     /// Per key number, the dictionary (by `dictionarySerial`) that last used it: a duplicate test.
     private var keyLastSeen: [Int] = []
@@ -383,30 +383,18 @@ struct BinaryPlistDecoder {
             throw PlistError(.invalidKey, "dictionary key is not a string (marker 0x\(String(bytes[offset], radix: 16, uppercase: true)))", at: .offset(offset))
         }
         let payload = try stringPayload(at: offset)
-        let key: KeyBytes
+        let number: Int32
         if kind == 0x5 && BinaryPlistText.isASCII(payload) {
-            key = .file(payload)
+            number = keyTable.number(for: .file(payload))
         } else {
-            key = .text(kind == 0x5 ? BinaryPlistText.ascii(payload) : BinaryPlistText.utf16BigEndian(payload))
+            number = keyTable.number(for: .text(kind == 0x5 ? BinaryPlistText.ascii(payload) : BinaryPlistText.utf16BigEndian(payload)))
         }
-        let next = Int32(truncatingIfNeeded: keyTexts.count)
-        let number = Self.claim(&keyTable[key, default: -1], next: next)
-        if number == next {
-            switch key {
-            case .file(let ascii): keyTexts.append(String(decoding: ascii, as: UTF8.self))
-            case .text(let text): keyTexts.append(text)
-            }
+        if Int(number) == keyTexts.count {
+            keyTexts.append(keyTable.text(number))
             keyLastSeen.append(0)
         }
         entries[index].key = number
         return number
-    }
-
-    /// The number in `slot`, or `next` stored there when it was empty: one hash lookup.
-    @inline(__always)
-    private static func claim(_ slot: inout Int32, next: Int32) -> Int32 {
-        if slot < 0 { slot = next }
-        return slot
     }
 
     private func checkDepth(_ depth: Int, at offset: Int) throws(PlistError) {
@@ -538,25 +526,125 @@ struct BinaryPlistDecoder {
     }
 }
 
-/// The UTF-8 bytes of a key's text: still in the file for ASCII keys, else in a `String`.
-/// Hashed and compared as bytes, that is by code points.
-private enum KeyBytes: Hashable {
-    case file(UnsafeBufferPointer<UInt8>)
-    case text(String)
+/// Numbers distinct key texts 0, 1, 2... by their UTF-8 bytes (that is, by code points).
+private struct KeyTextTable {
+    /// A key's UTF-8 bytes: still in the file for ASCII keys, else in a `String`.
+    enum Bytes {
+        case file(UnsafeBufferPointer<UInt8>)
+        case text(String)
 
-    func withBytes<R>(_ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
-        switch self {
-        case .file(let bytes): return body(bytes)
-        case .text(var text): return text.withUTF8(body)
+        func with<R>(_ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+            switch self {
+            case .file(let bytes): return body(bytes)
+            case .text(var text): return text.withUTF8(body)
+            }
         }
     }
 
-    static func == (a: KeyBytes, b: KeyBytes) -> Bool {
-        a.withBytes { x in b.withBytes { y in BinaryPlistText.equal(x, y) } }
+    private var slots = BinaryPlistHashSlots()
+    /// Per number: the key's bytes.
+    private var keys: [Bytes] = []
+
+    /// The number of `key`'s text: an existing one, or the next number when the text is new.
+    mutating func number(for key: Bytes) -> Int32 {
+        let next = keys.count
+        let number = key.with { bytes in
+            slots.findOrInsert(hash: BinaryPlistHashSlots.hash(bytes), next) { candidate in
+                keys[candidate].with { BinaryPlistText.equal(bytes, $0) }
+            }
+        }
+        if number == next { keys.append(key) }
+        return Int32(truncatingIfNeeded: number)
     }
 
-    func hash(into hasher: inout Hasher) {
-        withBytes { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+    /// The text of key `number`, as a `String`.
+    func text(_ number: Int32) -> String {
+        switch keys[Int(number)] {
+        case .file(let bytes): String(decoding: bytes, as: UTF8.self)
+        case .text(let text): text
+        }
+    }
+}
+
+/// An open-addressing table from 64-bit hashes to numbers; callers say which entries match.
+///
+/// Much cheaper per lookup than `Dictionary` with `Hasher`, which matters when every string
+/// and container of a file goes through it. The hash is a multiply-xorshift mix seeded from
+/// `Hasher`'s per-process random seed, so colliding inputs cannot be prepared offline.
+struct BinaryPlistHashSlots {
+    /// Per slot: a hash with the low bit set (0 = empty), and its number.
+    private var hashes = [UInt64](repeating: 0, count: 64)
+    private var numbers = [Int](repeating: 0, count: 64)
+    private var count = 0
+
+    static let seed: UInt64 = {
+        var hasher = Hasher()
+        hasher.combine(0x6B65_7973 as UInt64)
+        return UInt64(bitPattern: Int64(hasher.finalize()))
+    }()
+
+    /// The number of the entry matching `isMatch` among those with `hash`; else records `next`
+    /// under `hash` and returns it.
+    @inline(__always)
+    mutating func findOrInsert(hash: UInt64, _ next: Int, isMatch: (Int) -> Bool) -> Int {
+        let hash = hash | 1
+        let mask = hashes.count - 1
+        var slot = Int(truncatingIfNeeded: hash >> 1) & mask
+        while hashes[slot] != 0 {
+            if hashes[slot] == hash && isMatch(numbers[slot]) { return numbers[slot] }
+            slot = (slot + 1) & mask
+        }
+        hashes[slot] = hash
+        numbers[slot] = next
+        count += 1
+        if count * 2 > hashes.count { grow() }
+        return next
+    }
+
+    private mutating func grow() {
+        let (oldHashes, oldNumbers) = (hashes, numbers)
+        hashes = [UInt64](repeating: 0, count: oldHashes.count * 2)
+        numbers = [Int](repeating: 0, count: oldHashes.count * 2)
+        let mask = hashes.count - 1
+        for i in oldHashes.indices where oldHashes[i] != 0 {
+            var slot = Int(truncatingIfNeeded: oldHashes[i] >> 1) & mask
+            while hashes[slot] != 0 { slot = (slot + 1) & mask }
+            hashes[slot] = oldHashes[i]
+            numbers[slot] = oldNumbers[i]
+        }
+    }
+
+    /// Mixes one 64-bit word into a running hash.
+    @inline(__always)
+    static func mix(_ h: UInt64, _ word: UInt64) -> UInt64 {
+        let m = (h ^ word) &* 0xBF58_476D_1CE4_E5B9
+        return m ^ (m >> 31)
+    }
+
+    /// Finishes a running hash.
+    @inline(__always)
+    static func finish(_ h: UInt64) -> UInt64 {
+        let m = (h ^ (h >> 29)) &* 0x94D0_49BB_1331_11EB
+        return m ^ (m >> 32)
+    }
+
+    /// The hash of a byte string.
+    static func hash(_ bytes: UnsafeBufferPointer<UInt8>) -> UInt64 {
+        var h = seed ^ (UInt64(bytes.count) &* 0x9E37_79B9_7F4A_7C15)
+        var i = 0
+        if let base = bytes.baseAddress {
+            let raw = UnsafeRawPointer(base)
+            while i + 8 <= bytes.count {
+                h = mix(h, raw.loadUnaligned(fromByteOffset: i, as: UInt64.self))
+                i += 8
+            }
+        }
+        var tail: UInt64 = 0
+        while i < bytes.count {
+            tail = tail << 8 | UInt64(bytes[i])
+            i += 1
+        }
+        return finish(mix(h, tail))
     }
 }
 

@@ -37,7 +37,10 @@ struct BinaryPlistFlattener {
     /// Children of the containers being flattened, innermost last.
     private var pending: [Int] = []
 
-    private var strings: [CodePointKey: Int] = [:]
+    /// Strings met so far (by code points, through `stringSlots`) and their object numbers.
+    private var strings: [String] = []
+    private var stringObjects: [Int] = []
+    private var stringSlots = BinaryPlistHashSlots()
     private var integers: [PlistInteger: Int] = [:]
     /// Reals and dates by bit pattern: `-0.0` and `0.0` stay apart, each NaN payload is kept.
     private var reals: [UInt64: Int] = [:]
@@ -45,8 +48,8 @@ struct BinaryPlistFlattener {
     private var datas: [Data: Int] = [:]
     private var uids: [UInt64: Int] = [:]
     private var booleans: (false: Int, true: Int) = (-1, -1)
-    /// The last container with a given hash of kind and children; older ones chain via `nextSameHash`.
-    private var containerBuckets: [Int: Int] = [:]
+    /// Containers by a hash of kind and children.
+    private var containerSlots = BinaryPlistHashSlots()
 
     private struct Container {
         /// `0xA0` (array) or `0xD0` (dictionary).
@@ -56,7 +59,6 @@ struct BinaryPlistFlattener {
         var refCount: Int
         /// Elements (arrays) or entries (dictionaries): what the marker counts.
         var count: Int
-        var nextSameHash: Int
     }
 
     /// Adds `value` and everything in it; returns its post-order object number.
@@ -102,8 +104,19 @@ struct BinaryPlistFlattener {
     }
 
     private mutating func addString(_ s: String) -> Int {
-        if let known = Self.claim(&strings[CodePointKey(s), default: -1], next: offsets.count) { return known }
-        return startObject { $0.writeString(s) }
+        var text = s
+        let next = strings.count
+        let index = text.withUTF8 { bytes in
+            stringSlots.findOrInsert(hash: BinaryPlistHashSlots.hash(bytes), next) { candidate in
+                var other = strings[candidate]
+                return other.withUTF8 { BinaryPlistText.equal(bytes, $0) }
+            }
+        }
+        if index < next { return stringObjects[index] }
+        strings.append(s)
+        let object = startObject { $0.writeString(s) }
+        stringObjects.append(object)
+        return object
     }
 
     /// Returns the number already in `slot`, or stores `next` there and returns `nil` (the
@@ -127,28 +140,22 @@ struct BinaryPlistFlattener {
     /// The container whose children are `pending[base...]`: an existing equal one, or a new one.
     private mutating func addContainer(_ marker: UInt8, count: Int, from base: Int) -> Int {
         let refCount = pending.count - base
-        let hash = pending.withUnsafeBufferPointer { all in
-            var hasher = Hasher()
-            hasher.combine(marker)
-            hasher.combine(bytes: UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: all[base...])))
-            return hasher.finalize()
-        }
-        let head = containerBuckets[hash] ?? -1
-        var candidate = head
-        while candidate >= 0 {
+        var hash = BinaryPlistHashSlots.seed ^ UInt64(marker)
+        for i in base ..< pending.count { hash = BinaryPlistHashSlots.mix(hash, UInt64(truncatingIfNeeded: pending[i])) }
+        hash = BinaryPlistHashSlots.finish(hash)
+        let next = containers.count
+        let found = containerSlots.findOrInsert(hash: hash, next) { candidate in
             let c = containers[candidate]
-            if c.marker == marker, c.refCount == refCount,
-               refs[c.refStart ..< c.refStart + refCount].elementsEqual(pending[base...]) {
-                pending.removeSubrange(base...)
-                return c.object
-            }
-            candidate = c.nextSameHash
+            return c.marker == marker && c.refCount == refCount
+                && refs[c.refStart ..< c.refStart + refCount].elementsEqual(pending[base...])
+        }
+        if found < next {
+            pending.removeSubrange(base...)
+            return containers[found].object
         }
         let object = offsets.count
         offsets.append(-1)
-        containers.append(Container(marker: marker, object: object, refStart: refs.count, refCount: refCount,
-                                    count: count, nextSameHash: head))
-        containerBuckets[hash] = containers.count - 1
+        containers.append(Container(marker: marker, object: object, refStart: refs.count, refCount: refCount, count: count))
         refs.append(contentsOf: pending[base...])
         pending.removeSubrange(base...)
         return object
@@ -164,15 +171,13 @@ struct BinaryPlistFlattener {
         for c in containers {
             offsets[c.object] = out.count
             writeHead(c.marker, c.count)
-            for i in c.refStart ..< c.refStart + c.refCount {
-                appendBigEndian(UInt64(objectCount - 1 - refs[i]), size: refSize)
-            }
+            let (refs, start) = (self.refs, c.refStart)
+            appendBigEndian(c.refCount, size: refSize) { UInt64(objectCount - 1 - refs[start + $0]) }
         }
         let tableOffset = out.count
         let offsetSize = Self.width(for: tableOffset)
-        for object in offsets.indices.reversed() {
-            appendBigEndian(UInt64(offsets[object]), size: offsetSize)
-        }
+        let offsets = self.offsets
+        appendBigEndian(objectCount, size: offsetSize) { UInt64(offsets[objectCount - 1 - $0]) }
         // Trailer: 5 unused bytes, sort version, the two sizes, then count, top object, table offset.
         out.append(contentsOf: [0, 0, 0, 0, 0, 0, UInt8(offsetSize), UInt8(refSize)])
         appendBigEndian(UInt64(objectCount), size: 8)
@@ -295,6 +300,26 @@ struct BinaryPlistFlattener {
                 scalar = 0xDC00 | scalar & 0x3FF
             }
             appendBigEndian(UInt64(scalar), size: 2)
+        }
+    }
+
+    /// Appends `count` integers of `size` bytes, big-endian, the `i`th being `value(i)`.
+    @inline(__always)
+    private mutating func appendBigEndian(_ count: Int, size: Int, _ value: (Int) -> UInt64) {
+        let start = out.count
+        out.append(contentsOf: repeatElement(0, count: count * size))
+        out.withUnsafeMutableBytes { raw in
+            var position = start
+            for i in 0 ..< count {
+                let v = value(i)
+                switch size {
+                case 1: raw[position] = UInt8(truncatingIfNeeded: v)
+                case 2: raw.storeBytes(of: UInt16(truncatingIfNeeded: v).bigEndian, toByteOffset: position, as: UInt16.self)
+                case 4: raw.storeBytes(of: UInt32(truncatingIfNeeded: v).bigEndian, toByteOffset: position, as: UInt32.self)
+                default: raw.storeBytes(of: v.bigEndian, toByteOffset: position, as: UInt64.self)
+                }
+                position += size
+            }
         }
     }
 
