@@ -27,7 +27,7 @@ struct BinaryPlistLayout {
     /// Size of the trailer at the end of the file.
     static let trailerSize = 32
 
-    /// Bytes per object reference inside arrays and dictionaries (1...8).
+    /// Bytes per object reference inside arrays and dictionaries (1...255).
     let refSize: Int
     /// The number of objects (entries in the offset table).
     let objectCount: Int
@@ -55,11 +55,12 @@ struct BinaryPlistLayout {
         let top = bytes.loadBigEndian(at: t + 16, size: 8)
         let table = bytes.loadBigEndian(at: t + 24, size: 8)
 
-        guard (1...8).contains(offsetSize) else {
-            throw PlistError(.corruptBinary, "trailer: offset size \(offsetSize) is not 1...8", at: .offset(t + 6))
+        // CoreFoundation takes any non-zero size; above 8 bytes only the low 64 bits count.
+        guard offsetSize >= 1 else {
+            throw PlistError(.corruptBinary, "trailer: offset size is 0", at: .offset(t + 6))
         }
-        guard (1...8).contains(refSize) else {
-            throw PlistError(.corruptBinary, "trailer: object reference size \(refSize) is not 1...8", at: .offset(t + 7))
+        guard refSize >= 1 else {
+            throw PlistError(.corruptBinary, "trailer: object reference size is 0", at: .offset(t + 7))
         }
         guard count >= 1 else {
             throw PlistError(.corruptBinary, "trailer: no objects", at: .offset(t + 8))
@@ -765,8 +766,8 @@ enum BinaryPlistText {
 // MARK: - Big-endian loads
 
 extension UnsafeBufferPointer<UInt8> {
-    /// The big-endian unsigned integer of `size` (1...8) bytes at `offset`; the caller has
-    /// checked the bytes are in bounds.
+    /// The big-endian unsigned integer of `size` bytes at `offset` (above 8 bytes, its low 64
+    /// bits, as CoreFoundation reads them); the caller has checked the bytes are in bounds.
     @inline(__always)
     func loadBigEndian(at offset: Int, size: Int) -> UInt64 {
         let raw = UnsafeRawPointer(baseAddress.unsafelyUnwrapped + offset)

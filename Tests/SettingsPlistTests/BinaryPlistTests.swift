@@ -402,6 +402,18 @@ struct BinaryPlistTests {
         #expect(value == ["k": 1, "j": 2])
     }
 
+    @Test("duplicate keys are found by text: ASCII and UTF-16 forms, and lone surrogates read as U+FFFD")
+    func duplicateKeysByText() throws {
+        // {"k": 1, u"k": 2, u"\u{D800}": 3, u"\u{DBFF}": 4}: two distinct texts.
+        let objects: [[UInt8]] = [
+            [0xD4, 1, 2, 3, 4, 5, 6, 7, 8],
+            [0x51, 0x6B], [0x61, 0x00, 0x6B], [0x61, 0xD8, 0x00], [0x61, 0xDB, 0xFF],
+            [0x10, 1], [0x10, 2], [0x10, 3], [0x10, 4],
+        ]
+        let value = try readBinary(RawBPlist(objects: objects).bytes)
+        #expect(value == ["k": 1, "\u{FFFD}": 3])
+    }
+
     @Test("dictionary keys must be strings")
     func nonStringKeys() {
         let intKey: [[UInt8]] = [[0xD1, 1, 2], [0x10, 1], [0x10, 2]]
@@ -429,9 +441,8 @@ struct BinaryPlistTests {
         #expect(readError(file.bytes) == nil)
         for (field, mutate) in [
             ("offset size 0", { (f: inout RawBPlist) in f.offsetSize = 0 }),
-            ("offset size 9", { (f: inout RawBPlist) in f.offsetSize = 9 }),
             ("ref size 0", { (f: inout RawBPlist) in f.refSize = 0 }),
-            ("ref size 9", { (f: inout RawBPlist) in f.refSize = 9 }),
+            ("ref size 9 with 1-byte refs", { (f: inout RawBPlist) in f.refSize = 9 }),
             ("zero objects", { (f: inout RawBPlist) in f.count = 0 }),
             ("count 2^63", { (f: inout RawBPlist) in f.count = 1 << 63 }),
             ("count all ones", { (f: inout RawBPlist) in f.count = .max }),
@@ -477,9 +488,9 @@ struct BinaryPlistTests {
         #expect(try readBinary(file.bytes) == true)
     }
 
-    @Test("1, 2, 3, 4 and 8-byte offsets and references")
+    @Test("offsets and references of any width, above 8 bytes by their low 64 bits (as CF)")
     func sizes() throws {
-        for (offsetSize, refSize) in [(1, 1), (2, 2), (3, 3), (4, 4), (8, 8), (8, 1), (1, 8)] {
+        for (offsetSize, refSize) in [(1, 1), (2, 2), (3, 3), (4, 4), (8, 8), (8, 1), (1, 8), (9, 16), (16, 9)] {
             let objects: [[UInt8]] = [[0xA2] + bigEndian(1, refSize) + bigEndian(2, refSize), [0x10, 5], [0x51, 0x78]]
             let file = RawBPlist(objects: objects, refSize: refSize, offsetSize: offsetSize)
             #expect(try readBinary(file.bytes) == [5, "x"], "offset \(offsetSize), ref \(refSize)")
