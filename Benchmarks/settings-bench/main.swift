@@ -1,1 +1,37 @@
-print("bench")
+import Foundation
+
+// settings-bench: compares Settings with Foundation in one run.
+//   swift run -c release settings-bench [--quick] [--samples N] [--sizes 10k,1m,10m] [--only codec|codable|store]
+// Prints `workload<TAB>system<TAB>value<TAB>unit` per result, then the ratios.
+
+var samples = 5
+var minimumSampleTime = 0.25
+var sizeNames = ["10k", "1m", "10m"]
+var only: String?
+var args = CommandLine.arguments.dropFirst()
+while let arg = args.popFirst() {
+    switch arg {
+    case "--quick": samples = 3; minimumSampleTime = 0.05; sizeNames = ["10k"]
+    case "--samples": samples = Int(args.popFirst() ?? "") ?? samples
+    case "--sizes": sizeNames = (args.popFirst() ?? "").split(separator: ",").map(String.init)
+    case "--only": only = args.popFirst()
+    case "--profile-store":
+        StoreBenchmarks.profile(count: Int(args.popFirst() ?? "") ?? 100_000)
+        exit(0)
+    default:
+        FileHandle.standardError.write(Data("unknown argument \(arg)\n".utf8))
+        exit(2)
+    }
+}
+let sizeTable = ["10k": 10_000, "1m": 1_000_000, "10m": 10_000_000]
+let sizes = sizeNames.compactMap { name in sizeTable[name].map { (name, $0) } }
+let harness = Harness(samples: samples, minimumSampleTime: minimumSampleTime)
+print("# settings-bench: \(samples) samples of >= \(minimumSampleTime)s, median; sizes \(sizeNames.joined(separator: ","))")
+do {
+    if only == nil || only == "codec" { try CodecBenchmarks.run(harness, sizes: sizes) }
+    if only == nil || only == "store" { StoreBenchmarks.run(harness) }
+} catch {
+    print("benchmark failed: \(error)")
+    exit(1)
+}
+harness.printRatios(of: "Settings")

@@ -88,6 +88,22 @@ public struct PlistDictionary: Sendable {
         (keys[position], values[position])
     }
 
+    /// Sets (or with `nil` removes) the value for `key` with one look-up, returning the old value.
+    ///
+    /// - Parameters:
+    ///   - value: the new value, or `nil` to remove the entry.
+    ///   - key: the key; a new key is appended.
+    @discardableResult
+    public mutating func replaceValue(_ value: PlistValue?, forKey key: String) -> PlistValue? {
+        if let i = firstIndex(of: key) {
+            let old = values[i]
+            if let value { values[i] = value } else { remove(at: i) }
+            return old
+        }
+        if let value { append(key, value) }
+        return nil
+    }
+
     /// Removes the entry for `key` and returns its value, if there was one.
     @discardableResult
     public mutating func removeValue(forKey key: String) -> PlistValue? {
@@ -95,6 +111,41 @@ public struct PlistDictionary: Sendable {
         let v = values[i]
         remove(at: i)
         return v
+    }
+
+    /// Changes the value for `key` in place: `body` gets the current value (or `nil`) and may
+    /// replace it, set it to `nil` to remove the entry, or leave it. A nested dictionary handed to
+    /// `body` is uniquely referenced, so changing it does not copy it.
+    ///
+    /// ```swift
+    /// dict.updateValue(forKey: "count") { value in
+    ///     value = .integer(PlistInteger((value?.int64Value ?? 0) + 1))
+    /// }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - key: the entry's key.
+    ///   - body: reads and changes the value.
+    /// - Returns: what `body` returns.
+    public mutating func updateValue<R>(forKey key: String, _ body: (inout PlistValue?) throws -> R) rethrows -> R {
+        if let i = firstIndex(of: key) {
+            var value: PlistValue? = values[i]
+            values[i] = .bool(false)  // drop this reference so `value` is unique while `body` runs
+            let result: R
+            do {
+                result = try body(&value)
+            } catch {
+                values[i] = value ?? .bool(false)
+                if value == nil { remove(at: i) }
+                throw error
+            }
+            if let value { values[i] = value } else { remove(at: i) }
+            return result
+        }
+        var value: PlistValue?
+        let result = try body(&value)
+        if let value { append(key, value) }
+        return result
     }
 
     /// Removes every entry.
@@ -203,7 +254,18 @@ extension PlistDictionary: CustomStringConvertible {
     @usableFromInline init(_ string: String) { self.string = string }
 
     @usableFromInline static func equal(_ a: String, _ b: String) -> Bool {
-        a.utf8.count == b.utf8.count && a.utf8.elementsEqual(b.utf8)
+        // Identical representations hold identical text: true for any two equal small strings
+        // (stored inline, canonically) and for strings sharing storage. Only a comparison of
+        // bits, never a use of them, so it cannot misbehave if the layout changes: it would
+        // merely stop finding matches here and fall through to the byte comparison.
+        if MemoryLayout<String>.size == MemoryLayout<(UInt64, UInt64)>.size,
+           unsafeBitCast(a, to: (UInt64, UInt64).self) == unsafeBitCast(b, to: (UInt64, UInt64).self) {
+            return true
+        }
+        guard a.utf8.count == b.utf8.count else { return false }
+        // Compare the contiguous UTF-8 bytes directly: much cheaper than iterating the views.
+        var a = a, b = b
+        return a.withUTF8 { pa in b.withUTF8 { pb in pa.elementsEqual(pb) } }
     }
 
     @usableFromInline static func == (lhs: CodePointKey, rhs: CodePointKey) -> Bool {

@@ -1,2 +1,140 @@
+import Foundation
 import Testing
-@Test func cliPlaceholder() { #expect(Bool(true)) }
+
+/// Runs the built `settings` binary as a subprocess.
+struct CLI {
+    struct Output {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+    }
+
+    /// The `settings` executable beside the test bundle (SwiftPM builds every product for `swift test`).
+    static var executable: URL {
+        var dir = URL(filePath: CommandLine.arguments[0]).deletingLastPathComponent()
+        // On Apple platforms the test runner sits inside the .xctest bundle.
+        while dir.path.contains(".xctest") { dir = dir.deletingLastPathComponent() }
+        return dir.appending(path: "settings")
+    }
+
+    static func run(_ arguments: String...) throws -> Output {
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = arguments
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let outData = out.fileHandleForReading.readDataToEndOfFile()
+        let errData = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Output(status: process.terminationStatus,
+                      stdout: String(decoding: outData, as: UTF8.self),
+                      stderr: String(decoding: errData, as: UTF8.self))
+    }
+}
+
+/// A fresh directory per test, removed when the test ends.
+final class TempDir {
+    let url: URL
+    init() throws {
+        url = FileManager.default.temporaryDirectory.appending(path: "settings-cli-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    }
+    deinit { try? FileManager.default.removeItem(at: url) }
+
+    func file(_ name: String, _ contents: String) throws -> String {
+        let u = url.appending(path: name)
+        try Data(contents.utf8).write(to: u)
+        return u.path
+    }
+
+    func path(_ name: String) -> String { url.appending(path: name).path }
+}
+
+struct CLITests {
+    let sample = """
+        <?xml version="1.0" encoding="UTF-8"?>
+        <!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
+        <plist version="1.0">
+        <dict>
+        \t<key>name</key>
+        \t<string>Ada &amp; co</string>
+        \t<key>count</key>
+        \t<integer>-3</integer>
+        \t<key>on</key>
+        \t<true/>
+        </dict>
+        </plist>
+
+        """
+
+    @Test func printsTypedJSON() throws {
+        let dir = try TempDir()
+        let file = try dir.file("a.plist", sample)
+        let out = try CLI.run("print", "--typed-json", file)
+        #expect(out.status == 0)
+        #expect(out.stdout == #"{"dict": [["name", {"string": "Ada & co"}], ["count", {"int": -3}], ["on", {"bool": true}]]}"# + "\n")
+        #expect(out.stderr.isEmpty)
+    }
+
+    @Test func malformedFileExitsOneWithOneLineNamingFileAndPosition() throws {
+        let dir = try TempDir()
+        let file = try dir.file("bad.plist", "<plist><dict>\n<key>a</key>\n<integr>1</integr></dict></plist>")
+        let out = try CLI.run("print", "--typed-json", file)
+        #expect(out.status == 1)
+        #expect(out.stdout.isEmpty)
+        #expect(out.stderr.hasPrefix("settings: \(file):3:"))
+        #expect(out.stderr.filter { $0 == "\n" }.count == 1)
+    }
+
+    @Test func missingFileExitsOne() throws {
+        let out = try CLI.run("print", "--typed-json", "/nonexistent/x.plist")
+        #expect(out.status == 1)
+        #expect(out.stderr == "settings: /nonexistent/x.plist: cannot read file: no such file\n")
+    }
+
+    @Test(arguments: [["print"], ["convert", "xml9", "x"], ["frobnicate"], ["print", "--bogus", "x"], []])
+    func usageErrorsExitTwo(arguments: [String]) throws {
+        let process = Process()
+        process.executableURL = CLI.executable
+        process.arguments = arguments
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 2)
+    }
+
+    @Test(arguments: ["print", "convert"])
+    func everyCommandHasHelp(command: String) throws {
+        let out = try CLI.run(command, "--help")
+        #expect(out.status == 0)
+        #expect(out.stdout.hasPrefix("usage: settings \(command)"))
+    }
+
+    @Test func convertsBetweenFormatsAndBack() throws {
+        let dir = try TempDir()
+        let file = try dir.file("a.plist", sample)
+        let binary = dir.path("a.bplist"), xml = dir.path("b.plist")
+        #expect(try CLI.run("convert", "binary1", file, "-o", binary).status == 0)
+        #expect(try Data(contentsOf: URL(filePath: binary)).prefix(8) == Data("bplist00".utf8))
+        #expect(try CLI.run("convert", "xml1", binary, "-o", xml).status == 0)
+        #expect(try String(contentsOfFile: xml, encoding: .utf8) == sample)
+    }
+
+    @Test func convertsTypedJSONInput() throws {
+        let dir = try TempDir()
+        let json = try dir.file("v.json", #"{"dict": [["big", {"int": 18446744073709551615}]]}"#)
+        let out = dir.path("v.plist")
+        #expect(try CLI.run("convert", "xml", json, "-o", out).status == 0)
+        #expect(try CLI.run("print", "--typed-json", out).stdout == #"{"dict": [["big", {"int": 18446744073709551615}]]}"# + "\n")
+    }
+
+    @Test func convertWithoutOutputReplacesTheInput() throws {
+        let dir = try TempDir()
+        let file = try dir.file("a.plist", sample)
+        #expect(try CLI.run("convert", "binary1", file).status == 0)
+        #expect(try Data(contentsOf: URL(filePath: file)).prefix(6) == Data("bplist".utf8))
+    }
+}

@@ -1,0 +1,75 @@
+import Foundation
+import Settings
+import Synchronization
+
+/// Settings reads and writes through `@Setting`, beside `UserDefaults` and a `Mutex`-guarded
+/// dictionary (the limit: the least any thread-safe in-memory store can do).
+enum StoreBenchmarks {
+    struct BenchSettings {
+        @Setting var count: Int
+        @Setting var name: String
+        init(store: SettingsStore) {
+            _count = Setting("count", default: 0, store: store)
+            _name = Setting("name", default: "", store: store)
+        }
+    }
+
+    /// Runs each store operation `count` times with no timing, for instruction-count profiles
+    /// (`valgrind --tool=callgrind settings-bench --profile-store 100000`).
+    static func profile(count: Int) {
+        let store = SettingsStore.inMemory(["count": 42, "name": "Ada Lovelace"])
+        let settings = BenchSettings(store: store)
+        let ints = Mutex<[String: Int]>(["count": 42])
+        profileSettingsWrite(settings, count)
+        profileMutexWrite(ints, count)
+        profileSettingsRead(settings, count)
+        profileMutexRead(ints, count)
+    }
+
+    @inline(never) static func profileSettingsWrite(_ settings: BenchSettings, _ count: Int) {
+        for i in 0..<count { settings.count = i }
+    }
+
+    @inline(never) static func profileMutexWrite(_ ints: borrowing Mutex<[String: Int]>, _ count: Int) {
+        for i in 0..<count { ints.withLock { $0["count"] = i } }
+    }
+
+    @inline(never) static func profileSettingsRead(_ settings: BenchSettings, _ count: Int) {
+        for _ in 0..<count { blackHole(settings.count) }
+    }
+
+    @inline(never) static func profileMutexRead(_ ints: borrowing Mutex<[String: Int]>, _ count: Int) {
+        for _ in 0..<count { blackHole(ints.withLock { $0["count"] }) }
+    }
+
+    static func run(_ h: Harness) {
+        let store = SettingsStore.inMemory(["count": 42, "name": "Ada Lovelace"])
+        let settings = BenchSettings(store: store)
+        let ints = Mutex<[String: Int]>(["count": 42])
+        let strings = Mutex<[String: String]>(["name": "Ada Lovelace"])
+        let suite = "settings-bench-\(getpid())"
+        guard let defaults = UserDefaults(suiteName: suite) else { return }
+        defaults.set(42, forKey: "count")
+        defaults.set("Ada Lovelace", forKey: "name")
+        defer { defaults.removePersistentDomain(forName: suite) }
+
+        let batch = 1000  // operations per timed call, so the clock's own cost is negligible
+        func perOp(_ workload: String, _ system: String, _ body: () -> Void) {
+            let s = h.medianSeconds(body) / Double(batch)
+            h.record(Harness.Result(workload: workload, system: system, value: s * 1e9, unit: "ns/op", seconds: s))
+        }
+
+        perOp("read-int", "Settings") { for _ in 0..<batch { blackHole(settings.count) } }
+        perOp("read-int", "Mutex<[String: Int]>") { for _ in 0..<batch { blackHole(ints.withLock { $0["count"] }) } }
+        perOp("read-int", "UserDefaults") { for _ in 0..<batch { blackHole(defaults.integer(forKey: "count")) } }
+
+        perOp("read-string", "Settings") { for _ in 0..<batch { blackHole(settings.name) } }
+        perOp("read-string", "Mutex<[String: String]>") { for _ in 0..<batch { blackHole(strings.withLock { $0["name"] }) } }
+        perOp("read-string", "UserDefaults") { for _ in 0..<batch { blackHole(defaults.string(forKey: "name")) } }
+
+        var i = 0
+        perOp("write-int", "Settings") { for _ in 0..<batch { i &+= 1; settings.count = i } }
+        perOp("write-int", "Mutex<[String: Int]>") { for _ in 0..<batch { i &+= 1; ints.withLock { $0["count"] = i } } }
+        perOp("write-int", "UserDefaults") { for _ in 0..<batch { i &+= 1; defaults.set(i, forKey: "count") } }
+    }
+}

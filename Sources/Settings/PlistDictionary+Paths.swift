@@ -1,0 +1,52 @@
+import SettingsPlist
+
+extension PlistDictionary {
+    /// The value at a key path through nested dictionaries, or `nil` if any step is missing or
+    /// is not a dictionary.
+    func value(at path: some Collection<String>) -> PlistValue? {
+        guard let first = path.first else { return nil }
+        guard let value = self[first] else { return nil }
+        let rest = path.dropFirst()
+        if rest.isEmpty { return value }
+        guard case .dictionary(let child) = value else { return nil }
+        return child.value(at: rest)
+    }
+
+    /// Sets (or with `nil` removes) the value at a key path, creating intermediate dictionaries.
+    /// A non-dictionary value in the way is replaced by a dictionary when setting.
+    ///
+    /// - Returns: the previous value at the path.
+    @discardableResult
+    mutating func setValue(_ newValue: PlistValue?, at path: ArraySlice<String>) -> PlistValue? {
+        guard let first = path.first else { return nil }
+        let rest = path.dropFirst()
+        if rest.isEmpty { return replaceValue(newValue, forKey: first) }
+        return updateValue(forKey: first) { slot -> PlistValue? in
+            var child: PlistDictionary
+            if case .dictionary(let existing)? = slot {
+                slot = nil  // keep `child` uniquely referenced
+                child = existing
+            } else {
+                guard newValue != nil else { return nil }
+                child = PlistDictionary()
+            }
+            let old = child.setValue(newValue, at: rest)
+            slot = .dictionary(child)
+            return old
+        }
+    }
+
+    /// This dictionary laid over `lower`: keys of both, this one's values winning, and where both
+    /// hold a dictionary, the two merged the same way (TFOptionsKit's deep merge).
+    func merged(over lower: PlistDictionary) -> PlistDictionary {
+        var out = lower
+        for (key, value) in self {
+            if case .dictionary(let mine) = value, case .dictionary(let theirs)? = out[key] {
+                out[key] = .dictionary(mine.merged(over: theirs))
+            } else {
+                out[key] = value
+            }
+        }
+        return out
+    }
+}

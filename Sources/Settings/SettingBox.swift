@@ -1,0 +1,218 @@
+import SettingsPlist
+public import Synchronization
+
+/// What every setting exposes without its value type: used by `$setting`, by reflection
+/// (``SettingsStore/bind(_:to:)``, missing-default warnings) and by the store.
+protocol AnySettingBox: AnyObject, Sendable {
+    var key: SettingsKey? { get }
+    var store: SettingsStore { get }
+    var hasDefaultInCode: Bool { get }
+    var warnsWhenDefaultIsMissing: Bool { get }
+    var typeName: String { get }
+    /// Gives a key-less setting its key (and store); a setting with a key keeps it.
+    func bind(derivedKey: SettingsKey, store: SettingsStore?)
+}
+
+/// The shared state behind one `@Setting`: its key, store, conversion, and a cache of the final
+/// value (decoded, rule-checked, default applied) that stays valid until the store or the
+/// transformer registry changes.
+///
+/// The cache hit is `@inlinable` so it is specialised for the setting's type where it is read: one
+/// uncontended lock, two atomic loads, no hashing, no generic metadata look-ups.
+@usableFromInline
+final class SettingBox<Value: Sendable>: AnySettingBox {
+    @usableFromInline
+    struct State {
+        @usableFromInline var key: SettingsKey?
+        @usableFromInline var store: SettingsStore
+        /// The store generation and registry version the cache was filled at.
+        @usableFromInline var cachedGeneration: UInt64 = .max
+        @usableFromInline var cachedRegistryVersion: UInt64 = .max
+        /// The final value, valid when both versions match.
+        @usableFromInline var cached: Value?
+
+        @inlinable init(key: SettingsKey?, store: SettingsStore) {
+            self.key = key
+            self.store = store
+        }
+    }
+
+    /// How values move between the store and Swift, built once from the setting's transformer,
+    /// rules and default.
+    @usableFromInline
+    struct Conversion: Sendable {
+        /// The final value for what the store holds (`nil`: no layer has the key).
+        @usableFromInline var read: @Sendable (_ stored: PlistValue?, _ key: SettingsKey, _ layer: SettingsLayer?) -> Value
+        /// The plist value to write for `value`, or `nil` to remove the user's value.
+        @usableFromInline var write: @Sendable (_ value: Value, _ key: SettingsKey) -> PlistValue??
+        /// The stored type's name, for diagnostics.
+        @usableFromInline var typeName: @Sendable () -> String
+
+        @inlinable init(
+            read: @escaping @Sendable (PlistValue?, SettingsKey, SettingsLayer?) -> Value,
+            write: @escaping @Sendable (Value, SettingsKey) -> PlistValue??,
+            typeName: @escaping @Sendable () -> String
+        ) {
+            self.read = read
+            self.write = write
+            self.typeName = typeName
+        }
+    }
+
+    @usableFromInline let state: Mutex<State>
+    @usableFromInline let conversion: Conversion
+    @usableFromInline let hasDefaultInCode: Bool
+    @usableFromInline let warnsWhenDefaultIsMissing: Bool
+    @usableFromInline let declaredAt: String
+
+    /// Creates a box for a setting whose store holds `Stored` values.
+    ///
+    /// - Parameters:
+    ///   - wrap: the final value for a (rule-checked) stored value or its absence.
+    ///   - unwrap: the stored value for a final value (`nil` removes the key).
+    ///
+    /// Inlinable so the conversion closures are specialised for the setting's types where the
+    /// setting is declared: no generic metadata look-ups on each read or write.
+    @inlinable
+    init<Stored: Sendable>(
+        key: SettingsKey?, store: SettingsStore, transformer: SettingsTransformer<Stored>, explicit: Bool,
+        rules: SettingRules<Stored>, hasDefaultInCode: Bool, warnsWhenDefaultIsMissing: Bool, declaredAt: String,
+        wrap: @escaping @Sendable (Stored?) -> Value, unwrap: @escaping @Sendable (Value) -> Stored?
+    ) {
+        self.state = Mutex(State(key: key, store: store))
+        self.hasDefaultInCode = hasDefaultInCode
+        self.warnsWhenDefaultIsMissing = warnsWhenDefaultIsMissing
+        self.declaredAt = declaredAt
+        // The registry is consulted once per registry version, not once per read or write.
+        let hasRules = !rules.isEmpty
+        let resolved = Mutex<(version: UInt64, transformer: SettingsTransformer<Stored>)>((0, transformer))
+        let active: @Sendable () -> SettingsTransformer<Stored> = {
+            let version = SettingsTransformers.currentVersion
+            if explicit || version == 0 { return transformer }
+            if let cached = resolved.withLock({ $0.version == version ? $0.transformer : nil }) { return cached }
+            let current = SettingsTransformers.registered(for: Stored.self) ?? transformer
+            resolved.withLock { $0 = (version, current) }
+            return current
+        }
+        self.conversion = Conversion(
+            read: { stored, key, layer in
+                var value: Stored?
+                if let stored {
+                    do {
+                        value = try active().decode(stored, key: key, source: layer)
+                    } catch {
+                        SettingsDiagnostics.report(SettingsDiagnostic(.typeMismatch, key: key, "\(error); using the default"))
+                    }
+                }
+                if hasRules { value = rules.apply(value, changed: { _, _ in false }).0 }
+                return wrap(value)
+            },
+            write: { newValue, key in
+                var value = unwrap(newValue)
+                if hasRules {
+                    let (ruled, fired) = rules.apply(value, changed: { a, b in !sameValue(a, b) })
+                    if !fired.isEmpty {
+                        SettingsDiagnostics.report(SettingsDiagnostic(
+                            .ruleApplied, key: key,
+                            "rule \(fired.joined(separator: ", ")) changed the value written to '\(key.path)'"))
+                    }
+                    value = ruled
+                }
+                guard let value else { return .some(nil) }
+                let transformer = active()
+                do {
+                    return .some(try transformer.encode(value))
+                } catch {
+                    SettingsDiagnostics.report(SettingsDiagnostic(
+                        .typeMismatch, key: key,
+                        "cannot store a \(transformer.typeName) under '\(key.path)': \(error); the value was not written"))
+                    return nil
+                }
+            },
+            typeName: { active().typeName }
+        )
+    }
+
+    var key: SettingsKey? { state.withLock { $0.key } }
+    var store: SettingsStore { state.withLock { $0.store } }
+    var typeName: String { conversion.typeName() }
+
+    func bind(derivedKey: SettingsKey, store: SettingsStore?) {
+        state.withLock { s in
+            if s.key == nil { s.key = derivedKey }
+            if let store, s.store !== store {
+                s.store = store
+                s.cachedGeneration = .max
+            }
+        }
+    }
+
+    /// The key, or a stop with a message saying how to give one.
+    @usableFromInline
+    func requireKey(_ key: SettingsKey?) -> SettingsKey {
+        guard let key else {
+            preconditionFailure("""
+                @Setting declared at \(declaredAt) has no key and is not bound: give it a key, \
+                @Setting("Name", ...), or bind its container with SettingsStore.bind(container) \
+                so the key is derived from the property name.
+                """)
+        }
+        return key
+    }
+
+    /// The current value: from the cache when nothing changed since it was filled.
+    @inlinable
+    func read() -> Value {
+        let registryVersion = SettingsTransformers.currentVersion
+        let hit: Value? = state.withLock { s in
+            s.cachedGeneration == s.store.generation && s.cachedRegistryVersion == registryVersion ? s.cached : nil
+        }
+        if let hit { return hit }
+        return refresh(registryVersion: registryVersion)
+    }
+
+    /// Reads through the store, converts, and fills the cache.
+    @usableFromInline
+    func refresh(registryVersion: UInt64) -> Value {
+        let (boundKey, store) = state.withLock { ($0.key, $0.store) }
+        let key = requireKey(boundKey)
+        // Read the generation before the value: a change racing with us leaves the cache stale-marked.
+        let generation = store.generation
+        let resolved = store.state.withLock { $0.resolve(key) }
+        let value = conversion.read(resolved?.value, key, resolved?.layer)
+        state.withLock { s in
+            guard s.store === store else { return }
+            s.cached = value
+            s.cachedGeneration = generation
+            s.cachedRegistryVersion = registryVersion
+        }
+        return value
+    }
+
+    /// Writes `value` (after rules) to the user layer, or removes the user's value.
+    @inlinable
+    func write(_ value: Value) {
+        let (boundKey, store) = state.withLock { ($0.key, $0.store) }
+        let key = requireKey(boundKey)
+        guard let plist = conversion.write(value, key) else { return }
+        store.set(plist, for: key)
+    }
+}
+
+/// Whether two optional values are equal, for types that are `Equatable`; otherwise `false`
+/// (so a rule's effect on a non-Equatable type is always reported).
+@usableFromInline
+func sameValue<T>(_ a: T?, _ b: T?) -> Bool {
+    guard let a, let b else { return a == nil && b == nil }
+    if let a = a as? any Equatable { return a.isEqual(to: b) }
+    return false
+}
+
+extension Equatable {
+    /// `self == other` when `other` has the same type.
+    @usableFromInline
+    func isEqual(to other: Any) -> Bool {
+        guard let other = other as? Self else { return false }
+        return self == other
+    }
+}

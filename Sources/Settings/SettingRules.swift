@@ -1,0 +1,88 @@
+/// Chainable rules applied to a setting's value on every read and every write (Palau's rules).
+///
+/// ```swift
+/// @Setting("volume", default: 0.5, rules: .clamp(0...1)) var volume: Double
+/// @Setting("retries", rules: SettingRules<Int>().whenNil(use: 3).ensure({ $0 >= 1 }, use: 1)) var retries: Int?
+/// ```
+///
+/// A read passes the stored value (or `nil` when there is none) through the rules in order. A write
+/// passes the new value through them before storing; when a rule changes the value being written,
+/// a ``SettingsDiagnostic/Kind/ruleApplied`` diagnostic says so.
+public struct SettingRules<Value: Sendable>: Sendable {
+    /// One step: gets the value so far (nil when missing) and returns the value after the rule.
+    @usableFromInline
+    struct Rule: Sendable {
+        @usableFromInline var name: String
+        @usableFromInline var apply: @Sendable (Value?) -> Value?
+    }
+
+    @usableFromInline var rules: [Rule] = []
+
+    /// No rules.
+    public init() {}
+
+    /// Whether there are no rules.
+    public var isEmpty: Bool { rules.isEmpty }
+
+    /// Uses `value` when there is no value (Palau's `whenNil(use:)`).
+    ///
+    /// - Parameter value: the replacement for a missing value.
+    public func whenNil(use value: Value) -> SettingRules {
+        adding("whenNil") { $0 ?? value }
+    }
+
+    /// Uses `replacement` whenever `isValid` is false for the value (Palau's `ensure`).
+    ///
+    /// ```swift
+    /// SettingRules<Int>().ensure({ $0 >= 10 }, use: 10)
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - isValid: true for acceptable values.
+    ///   - replacement: used instead of an unacceptable value.
+    public func ensure(_ isValid: @escaping @Sendable (Value) -> Bool, use replacement: Value) -> SettingRules {
+        adding("ensure") { value in value.map { isValid($0) ? $0 : replacement } }
+    }
+
+    /// Adds a rule of your own: it gets the value so far (`nil` when missing) and returns the new one.
+    ///
+    /// - Parameters:
+    ///   - name: named in diagnostics.
+    ///   - rule: the rule.
+    public func adding(_ name: String, _ rule: @escaping @Sendable (Value?) -> Value?) -> SettingRules {
+        var copy = self
+        copy.rules.append(Rule(name: name, apply: rule))
+        return copy
+    }
+
+    /// Runs every rule in order; returns the result and the names of the rules that changed it.
+    @inlinable
+    func apply(_ value: Value?, changed isDifferent: (Value?, Value?) -> Bool) -> (Value?, [String]) {
+        var current = value
+        var fired: [String] = []
+        for rule in rules {
+            let next = rule.apply(current)
+            if isDifferent(current, next) { fired.append(rule.name) }
+            current = next
+        }
+        return (current, fired)
+    }
+}
+
+extension SettingRules where Value: Comparable {
+    /// Keeps values inside `range`: smaller ones become its lower bound, larger ones its upper bound.
+    ///
+    /// - Parameter range: the allowed values.
+    public static func clamp(_ range: ClosedRange<Value>) -> SettingRules {
+        SettingRules().clamp(range)
+    }
+
+    /// Adds a clamp to `range` after the rules so far.
+    ///
+    /// - Parameter range: the allowed values.
+    public func clamp(_ range: ClosedRange<Value>) -> SettingRules {
+        adding("clamp(\(range.lowerBound)...\(range.upperBound))") { value in
+            value.map { min(max($0, range.lowerBound), range.upperBound) }
+        }
+    }
+}

@@ -1,0 +1,77 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Synchronization
+
+/// A problem the library noticed and did not throw: a setting without a default, a stored value of
+/// the wrong type, a rule that refused a write, a file that could not be read.
+///
+/// Diagnostics go to ``SettingsDiagnostics/handler`` (standard error unless replaced), so programs
+/// see them without a logging dependency.
+///
+/// ```swift
+/// SettingsDiagnostics.handler = { diagnostic in myLogger.warning("\(diagnostic)") }
+/// ```
+public struct SettingsDiagnostic: Hashable, Sendable, CustomStringConvertible {
+    /// What kind of problem it is.
+    public enum Kind: String, Hashable, Sendable {
+        /// A setting has no default in code and none registered.
+        case missingDefault
+        /// A stored value could not be converted to the setting's type; the default was used.
+        case typeMismatch
+        /// A rule refused or changed a value being written.
+        case ruleApplied
+        /// A file could not be read, parsed or written.
+        case fileError
+        /// A command-line argument or environment variable could not be used.
+        case invalidOverride
+    }
+
+    /// What kind of problem it is.
+    public var kind: Kind
+    /// The setting concerned, if any.
+    public var key: SettingsKey?
+    /// The whole message, naming the key, the source and the types or file involved.
+    public var message: String
+
+    /// Creates a diagnostic.
+    ///
+    /// - Parameters:
+    ///   - kind: what kind of problem.
+    ///   - key: the setting, if any.
+    ///   - message: the full message.
+    public init(_ kind: Kind, key: SettingsKey? = nil, _ message: String) {
+        self.kind = kind
+        self.key = key
+        self.message = message
+    }
+
+    /// `settings: warning: <message>`.
+    public var description: String { "settings: warning: \(message)" }
+}
+
+/// Where diagnostics go.
+public enum SettingsDiagnostics {
+    private static let current = Mutex<@Sendable (SettingsDiagnostic) -> Void>(standardError)
+
+    /// Receives every diagnostic. The default writes one line to standard error; replace it to
+    /// collect, log or silence diagnostics. It is never called while a settings lock is held.
+    public static var handler: @Sendable (SettingsDiagnostic) -> Void {
+        get { current.withLock { $0 } }
+        set { current.withLock { $0 = newValue } }
+    }
+
+    /// Writes `diagnostic` to standard error, one line.
+    public static let standardError: @Sendable (SettingsDiagnostic) -> Void = { diagnostic in
+        let line = Array((diagnostic.description + "\n").utf8)
+        line.withUnsafeBufferPointer { _ = write(2, $0.baseAddress, $0.count) }
+    }
+
+    /// Sends `diagnostic` to the handler.
+    @usableFromInline
+    static func report(_ diagnostic: SettingsDiagnostic) {
+        handler(diagnostic)
+    }
+}

@@ -1,0 +1,93 @@
+/// The address of a setting: a path of dictionary keys separated by `/`.
+///
+/// `"Network/Proxy/host"` addresses `host` inside the `Proxy` dictionary inside `Network`, as in
+/// TFOptionsKit's namespaces. A key that itself contains `/` is written with a backslash,
+/// `"Paths/a\/b"`, or built from components:
+///
+/// ```swift
+/// let timeout: SettingsKey = "Network/timeout"
+/// timeout.components              // ["Network", "timeout"]
+/// let literal = SettingsKey(components: ["Paths", "a/b"])
+/// literal.path                    // "Paths/a\/b"
+/// ```
+public struct SettingsKey: Hashable, Sendable {
+    /// The dictionary keys from the root down; never empty.
+    public let components: [String]
+    /// The canonical escaped path text (`/` between components, `\/` and `\\` inside them).
+    /// Two keys are equal exactly when their paths are.
+    public let path: String
+
+    /// Creates a key from its path text: `/` separates components, `\/` is a literal slash and
+    /// `\\` a literal backslash. Empty components are kept (a key may be the empty string).
+    ///
+    /// - Parameter path: the key, e.g. `"Network/timeout"`.
+    public init(_ path: String) {
+        var components: [String] = []
+        var current = ""
+        var escaping = false
+        for ch in path {
+            if escaping {
+                current.append(ch)
+                escaping = false
+            } else if ch == "\\" {
+                escaping = true
+            } else if ch == "/" {
+                components.append(current)
+                current = ""
+            } else {
+                current.append(ch)
+            }
+        }
+        if escaping { current.append("\\") }
+        components.append(current)
+        self.init(components: components)
+    }
+
+    /// Creates a key from literal components; none of them is split at `/`.
+    ///
+    /// - Parameter components: the dictionary keys from the root down (at least one).
+    public init(components: [String]) {
+        let parts = components.isEmpty ? [""] : components
+        self.components = parts
+        self.path = parts.map(Self.escape).joined(separator: "/")
+    }
+
+    /// Whether the key is a single top-level component.
+    public var isTopLevel: Bool { components.count == 1 }
+
+    /// The key of the dictionary that holds this one, or `nil` for a top-level key.
+    public var parent: SettingsKey? {
+        components.count > 1 ? SettingsKey(components: Array(components.dropLast())) : nil
+    }
+
+    /// The key `component` inside this one.
+    public func appending(_ component: String) -> SettingsKey {
+        SettingsKey(components: components + [component])
+    }
+
+    /// A component written so that ``init(_:)`` reads it back as one component.
+    public static func escape(_ component: String) -> String {
+        guard component.contains(where: { $0 == "/" || $0 == "\\" }) else { return component }
+        var out = ""
+        for ch in component {
+            if ch == "/" || ch == "\\" { out.append("\\") }
+            out.append(ch)
+        }
+        return out
+    }
+
+    // The path is canonical (built from the components), so it alone decides equality: one
+    // string to hash instead of an array of them.
+    public static func == (lhs: SettingsKey, rhs: SettingsKey) -> Bool { lhs.path == rhs.path }
+    public func hash(into hasher: inout Hasher) { hasher.combine(path) }
+}
+
+extension SettingsKey: ExpressibleByStringLiteral {
+    /// Creates a key from a literal path, `"Network/timeout"`.
+    public init(stringLiteral value: String) { self.init(value) }
+}
+
+extension SettingsKey: CustomStringConvertible {
+    /// The path text, `Network/timeout`.
+    public var description: String { path }
+}

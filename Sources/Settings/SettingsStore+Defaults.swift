@@ -1,0 +1,218 @@
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
+public import Foundation
+#endif
+public import SettingsPlist
+
+extension SettingsStore {
+    /// Registers defaults from code and checks a settings value against every registration so far.
+    ///
+    /// ```swift
+    /// let warnings = store.registerDefaults(["Network": ["timeout": 30]], checking: AppSettings())
+    /// // setting 'Network/proxy' (String?, AppSettings.proxy) has no default in code or in the registered defaults
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - defaults: the defaults, nested dictionaries for namespaces; merged deeply over earlier
+    ///     registrations (later ones win).
+    ///   - settings: a value whose `@Setting`s (nested ``SettingsGroup``s included) are checked
+    ///     against this store's registered defaults, or `nil` to check nothing. Key-less settings in
+    ///     it are bound to their derived keys first (keeping their stores).
+    /// - Returns: a ``SettingsDiagnostic/Kind/missingDefault`` diagnostic for every optional setting
+    ///   that has no registered default and did not opt out; each is also sent to
+    ///   ``SettingsDiagnostics/handler``.
+    @discardableResult
+    public nonisolated func registerDefaults(_ defaults: PlistDictionary, checking settings: Any? = nil) -> [SettingsDiagnostic] {
+        register(defaults: defaults)
+        return checkDefaults(of: settings, registeredIn: "the registered defaults")
+    }
+
+    /// Registers the defaults in a plist file: a plain dictionary of defaults, or an iOS
+    /// `Settings.bundle/Root.plist` whose `PreferenceSpecifiers` give each `Key` its `DefaultValue`
+    /// (child panes, `PSChildPaneSpecifier` entries naming a sibling `File`, are followed).
+    ///
+    /// Nothing is registered when any file fails. A settings value given as `settings` is checked
+    /// against every registration so far, as in ``registerDefaults(_:checking:)``.
+    ///
+    /// ```swift
+    /// let warnings = try store.registerDefaults(contentsOf: URL(filePath: "Defaults.plist"), checking: AppSettings())
+    /// // setting 'Network/proxy' (String?, AppSettings.proxy) has no default in code or in Defaults.plist
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - url: the plist file, XML or binary.
+    ///   - settings: a value whose settings are checked for missing defaults, or `nil`.
+    /// - Returns: the missing-default warnings (also sent to ``SettingsDiagnostics/handler``).
+    /// - Throws: ``SettingsError`` with ``SettingsError/Code/missingFile`` for a missing file (the
+    ///   root or a child pane), ``SettingsError/Code/invalidFile`` for one that cannot be read or
+    ///   parsed (the ``PlistError`` with its position inside), whose root is not a dictionary, or a
+    ///   malformed `Settings.bundle` pane.
+    @discardableResult
+    public nonisolated func registerDefaults(contentsOf url: URL, checking settings: Any? = nil) throws(SettingsError) -> [SettingsDiagnostic] {
+        var defaults = try Self.readDictionary(at: url)
+        if SettingsBundleReader.isSettingsPane(defaults) {
+            defaults = try SettingsBundleReader.defaults(fromRootPane: defaults, at: url)
+        }
+        register(defaults: defaults)
+        return checkDefaults(of: settings, registeredIn: url.lastPathComponent)
+    }
+
+    /// Reads the plist file at `url`, whose root must be a dictionary.
+    ///
+    /// - Throws: ``SettingsError`` with ``SettingsError/Code/missingFile`` when the file does not
+    ///   exist, ``SettingsError/Code/invalidFile`` when it cannot be read or parsed or its root is
+    ///   not a dictionary.
+    static func readDictionary(at url: URL) throws(SettingsError) -> PlistDictionary {
+        let value: PlistValue
+        do {
+            value = try PlistValue(contentsOf: url)
+        } catch {
+            if error.code == .io && !FileManager.default.fileExists(atPath: url.path) {
+                throw SettingsError(.missingFile, path: url.path)
+            }
+            throw SettingsError(.invalidFile, path: url.path, underlying: error)
+        }
+        guard case .dictionary(let dictionary) = value else {
+            throw SettingsError(.invalidFile, path: url.path, detail: "the root is \(value.typeNameWithArticle), expected a dict")
+        }
+        return dictionary
+    }
+
+    // MARK: Missing defaults
+
+    /// Warns about every setting in `settings` that has no default in code and none registered.
+    ///
+    /// - Parameters:
+    ///   - settings: the value to check, or `nil` for no check.
+    ///   - source: how the latest registration is named in the message.
+    /// - Returns: the warnings, each already reported.
+    nonisolated func checkDefaults(of settings: Any?, registeredIn source: String) -> [SettingsDiagnostic] {
+        guard let settings else { return [] }
+        Self.bind(settings)
+        let containerName = String(describing: type(of: settings))
+        var warnings: [SettingsDiagnostic] = []
+        for (path, box) in Self.settingPaths(in: settings) {
+            guard !box.hasDefaultInCode, box.warnsWhenDefaultIsMissing, let key = box.key else { continue }
+            guard value(for: key, in: .defaults) == nil else { continue }
+            let property = ([containerName] + path).joined(separator: ".")
+            warnings.append(SettingsDiagnostic(
+                .missingDefault, key: key,
+                "setting '\(key.path)' (\(box.typeName)?, \(property)) has no default in code or in \(source)"))
+        }
+        warnings.forEach(SettingsDiagnostics.report)
+        return warnings
+    }
+
+    /// Every setting in `container` and its nested settings groups, with the property names that
+    /// lead to it (`["network", "proxy"]`), so a warning can say where the setting is declared.
+    static func settingPaths(in container: Any, prefix: [String] = []) -> [(path: [String], box: any AnySettingBox)] {
+        guard prefix.count < 16 else { return [] }
+        var found: [(path: [String], box: any AnySettingBox)] = []
+        for child in Mirror(reflecting: container).children {
+            var name = Substring(child.label ?? "?")
+            if name.hasPrefix("_") { name = name.dropFirst() }  // the wrapper's storage, `_proxy`
+            let path = prefix + [String(name)]
+            if let setting = child.value as? any SettingRepresentable {
+                found.append((path, setting.settingBox))
+            } else if child.value is any SettingsGroup {
+                found.append(contentsOf: settingPaths(in: child.value, prefix: path))
+            }
+        }
+        return found
+    }
+}
+
+extension PlistValue {
+    /// The type name with its article, for messages: `an array`, `a string`.
+    var typeNameWithArticle: String {
+        let name = typeName
+        return (name.first.map { "aeiou".contains($0) } ?? false ? "an " : "a ") + name
+    }
+}
+
+/// Reads the defaults out of an iOS `Settings.bundle`: `Root.plist` and the child panes it names.
+enum SettingsBundleReader {
+    /// The `Type` of an entry that opens another pane.
+    static let childPaneType = "PSChildPaneSpecifier"
+
+    /// Whether `root` is a Settings.bundle pane: its `PreferenceSpecifiers` is an array.
+    static func isSettingsPane(_ root: PlistDictionary) -> Bool {
+        root["PreferenceSpecifiers"]?.arrayValue != nil
+    }
+
+    /// The defaults of the pane `root` (read from `url`) and of every child pane reachable from it:
+    /// each entry's `DefaultValue` under its `Key`, taken literally (iOS keys have no namespaces).
+    /// Entries without either, such as group titles, are skipped.
+    ///
+    /// Each pane file is read at most once, so panes that name each other (a cycle) or share a
+    /// child end; the work is bounded by the number of distinct files named.
+    ///
+    /// - Throws: ``SettingsError`` naming the file: a missing or unreadable child pane, a pane
+    ///   without a `PreferenceSpecifiers` array, an entry that is not a dictionary, or a child
+    ///   pane `File` that is not a plain file name.
+    static func defaults(fromRootPane root: PlistDictionary, at url: URL) throws(SettingsError) -> PlistDictionary {
+        var defaults = PlistDictionary()
+        var visited: Set<String> = [url.lastPathComponent]
+        // Depth-first in pane order, so a later entry (or pane) wins over an earlier one.
+        var pending: [(entries: [PlistValue], url: URL, index: Int)] = [(try specifiers(of: root, at: url), url, 0)]
+        while let (entries, paneURL, index) = pending.popLast() {
+            guard index < entries.count else { continue }
+            pending.append((entries, paneURL, index + 1))
+            let entry = try entryDictionary(entries[index], index: index, at: paneURL)
+            if let key = entry["Key"]?.stringValue, let value = entry["DefaultValue"] {
+                defaults[key] = value
+            }
+            guard entry["Type"]?.stringValue == childPaneType, let file = entry["File"]?.stringValue else { continue }
+            let childURL = try siblingURL(named: file, of: paneURL)
+            guard visited.insert(childURL.lastPathComponent).inserted else { continue }
+            let child = try childPane(at: childURL, file: file, parent: paneURL)
+            pending.append((child, childURL, 0))
+        }
+        return defaults
+    }
+
+    /// A pane's entries.
+    ///
+    /// - Throws: ``SettingsError/Code/invalidFile`` when the pane has no `PreferenceSpecifiers` array.
+    static func specifiers(of pane: PlistDictionary, at url: URL) throws(SettingsError) -> [PlistValue] {
+        guard let entries = pane["PreferenceSpecifiers"]?.arrayValue else {
+            throw SettingsError(.invalidFile, path: url.path, detail: "the settings pane has no PreferenceSpecifiers array")
+        }
+        return entries
+    }
+
+    /// One entry of a pane, which must be a dictionary.
+    static func entryDictionary(_ entry: PlistValue, index: Int, at url: URL) throws(SettingsError) -> PlistDictionary {
+        guard case .dictionary(let dictionary) = entry else {
+            throw SettingsError(.invalidFile, path: url.path,
+                                detail: "PreferenceSpecifiers item \(index) is \(entry.typeNameWithArticle), expected a dict")
+        }
+        return dictionary
+    }
+
+    /// The file a child pane entry names: `File.plist` beside the pane that names it.
+    ///
+    /// - Throws: ``SettingsError/Code/invalidFile`` when `file` is empty or not a plain file name
+    ///   (a `/`, `.` or `..`), so a pane cannot reach outside its bundle.
+    static func siblingURL(named file: String, of paneURL: URL) throws(SettingsError) -> URL {
+        guard !file.isEmpty, !file.contains("/"), file != ".", file != ".." else {
+            throw SettingsError(.invalidFile, path: paneURL.path, detail: "child pane File '\(file)' is not a file name in the same directory")
+        }
+        return paneURL.deletingLastPathComponent().appending(path: file + ".plist", directoryHint: .notDirectory)
+    }
+
+    /// Reads a child pane's entries.
+    ///
+    /// - Throws: the file's ``SettingsError``, its detail naming the pane that refers to it.
+    static func childPane(at url: URL, file: String, parent: URL) throws(SettingsError) -> [PlistValue] {
+        do {
+            return try specifiers(of: SettingsStore.readDictionary(at: url), at: url)
+        } catch {
+            var error = error
+            let reference = "child pane '\(file)' of \(parent.path)"
+            error.detail = error.detail.map { "\($0) (\(reference))" } ?? reference
+            throw error
+        }
+    }
+}

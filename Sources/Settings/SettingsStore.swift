@@ -1,0 +1,237 @@
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
+public import Foundation
+#endif
+public import SettingsPlist
+public import Synchronization
+
+/// Holds settings in layers and persists the user's layer to a property-list file.
+///
+/// Reads and writes are synchronous and cheap: the values live in memory behind a `Mutex`, so
+/// `@Setting` getters and setters never wait for the disk. The actor owns persistence.
+///
+/// ```swift
+/// let store = SettingsStore.inMemory()              // for tests
+/// store.register(defaults: ["Network": ["timeout": 30]])
+/// store["Network/timeout"]                          // 30, from .defaults
+/// store["Network/timeout"] = 60                     // written to the user layer
+/// store.source(of: "Network/timeout")               // .user
+/// store.removeValue(for: "Network/timeout")         // the default shows again
+/// ```
+public actor SettingsStore {
+    /// Everything behind the lock.
+    struct State: Sendable {
+        /// One dictionary per ``SettingsLayer``, indexed by its raw value.
+        var layers = [PlistDictionary](repeating: PlistDictionary(), count: SettingsLayer.allCases.count)
+        /// Keys of the user layer changed since the last save, in order, possibly repeated
+        /// (appending is cheaper than hashing on every write); see ``markDirty(_:)``.
+        /// Only file-backed stores track them.
+        var dirty: [SettingsKey] = []
+        var tracksChanges = false
+
+        /// Records a changed user key; compacts the list when a long burst repeats keys.
+        mutating func markDirty(_ key: SettingsKey) {
+            guard tracksChanges else { return }
+            dirty.append(key)
+            if dirty.count >= 4096 {
+                var seen = Set<SettingsKey>()
+                dirty = dirty.filter { seen.insert($0).inserted }
+            }
+        }
+
+        /// One layer's dictionary (read-only; change it with ``modify(_:_:)``).
+        subscript(layer: SettingsLayer) -> PlistDictionary { layers[layer.rawValue] }
+
+        /// Changes one layer in place (no copy of the layer's storage).
+        mutating func modify<R>(_ layer: SettingsLayer, _ body: (inout PlistDictionary) -> R) -> R {
+            body(&layers[layer.rawValue])
+        }
+
+        /// The effective value and its layer. A dictionary is merged with the dictionaries at the
+        /// same key in lower layers, so a namespace read shows every key visible under it.
+        func resolve(_ key: SettingsKey) -> (value: PlistValue, layer: SettingsLayer)? {
+            for layer in SettingsLayer.allCases {
+                guard let value = layers[layer.rawValue].value(at: key.components) else { continue }
+                guard case .dictionary(var merged) = value else { return (value, layer) }
+                for lower in SettingsLayer.allCases where lower > layer {
+                    if case .dictionary(let below)? = layers[lower.rawValue].value(at: key.components) {
+                        merged = merged.merged(over: below)
+                    }
+                }
+                return (.dictionary(merged), layer)
+            }
+            return nil
+        }
+    }
+
+    nonisolated let state: Mutex<State>
+    /// Bumped on every change to any layer; `@Setting` caches compare it to stay current.
+    @usableFromInline nonisolated let generationCounter = Atomic<UInt64>(0)
+
+    /// The file the user layer is kept in, or `nil` for an in-memory store.
+    public nonisolated let url: URL?
+    /// The format the file is written in.
+    public nonisolated let format: PlistFormat
+
+    /// Creates a store.
+    ///
+    /// - Parameters:
+    ///   - url: the user layer's file, or `nil` to keep everything in memory.
+    ///   - format: the file format for new files (an existing file keeps its own).
+    init(url: URL?, format: PlistFormat) {
+        self.url = url
+        self.format = format
+        self.state = Mutex(State())
+    }
+
+    /// A store that keeps everything in memory: for tests and previews.
+    ///
+    /// ```swift
+    /// let store = SettingsStore.inMemory(["volume": 0.5])
+    /// ```
+    ///
+    /// - Parameter values: initial values of the user layer.
+    public static func inMemory(_ values: PlistDictionary = [:]) -> SettingsStore {
+        let store = SettingsStore(url: nil, format: .xml)
+        store.state.withLock { s in s.modify(.user) { $0 = values } }
+        return store
+    }
+
+    /// The change counter: different whenever any layer changed since it was last read.
+    @inlinable nonisolated var generation: UInt64 { generationCounter.load(ordering: .acquiring) }
+
+    // MARK: Reading
+
+    /// The effective value for `key`: the highest layer's, or `nil` when no layer has it.
+    ///
+    /// - Parameter key: the key path, e.g. `"Network/timeout"`.
+    public nonisolated func value(for key: SettingsKey) -> PlistValue? {
+        state.withLock { $0.resolve(key)?.value }
+    }
+
+    /// The layer the effective value for `key` comes from, or `nil` when no layer has it.
+    ///
+    /// ```swift
+    /// if store.source(of: "theme") == .overrides { print("theme is fixed by an override file") }
+    /// ```
+    ///
+    /// - Parameter key: the key path.
+    public nonisolated func source(of key: SettingsKey) -> SettingsLayer? {
+        state.withLock { $0.resolve(key)?.layer }
+    }
+
+    /// The value for `key` in one layer only.
+    ///
+    /// - Parameters:
+    ///   - key: the key path.
+    ///   - layer: the layer to look in.
+    public nonisolated func value(for key: SettingsKey, in layer: SettingsLayer) -> PlistValue? {
+        state.withLock { $0[layer].value(at: key.components) }
+    }
+
+    /// The whole of one layer.
+    ///
+    /// - Parameter layer: the layer.
+    public nonisolated func contents(of layer: SettingsLayer) -> PlistDictionary {
+        state.withLock { $0[layer] }
+    }
+
+    /// Every layer merged: what reads see, as one dictionary.
+    public nonisolated var effectiveValues: PlistDictionary {
+        state.withLock { s in
+            SettingsLayer.allCases.reversed().reduce(PlistDictionary()) { lower, layer in s[layer].merged(over: lower) }
+        }
+    }
+
+    /// The effective value for `key`, untyped: `nil` when no layer has it. Setting writes the
+    /// user layer; setting `nil` removes the user's value, revealing the layers below.
+    ///
+    /// ```swift
+    /// store["username"] = "derek"
+    /// let name = store["username"]?.stringValue
+    /// ```
+    public nonisolated subscript(key: SettingsKey) -> PlistValue? {
+        get { value(for: key) }
+        set { set(newValue, for: key) }
+    }
+
+    // MARK: Writing
+
+    /// Writes `value` to the user layer (or removes the user's value when `nil`).
+    ///
+    /// - Parameters:
+    ///   - value: the new value, or `nil` to remove.
+    ///   - key: the key path; intermediate dictionaries are created.
+    public nonisolated func set(_ value: PlistValue?, for key: SettingsKey) {
+        change(.user, key: key, to: value)
+    }
+
+    /// Removes the user's value for `key`, so the next layer down shows.
+    ///
+    /// - Parameter key: the key path.
+    public nonisolated func removeValue(for key: SettingsKey) {
+        change(.user, key: key, to: nil)
+    }
+
+    /// Removes every value of the user layer (Palau's `clear()` for the whole store).
+    public nonisolated func removeAllUserValues() {
+        state.withLock { s in
+            for key in s[.user].keys { s.markDirty(SettingsKey(components: [key])) }
+            s.modify(.user) { $0 = PlistDictionary() }
+        }
+        generationCounter.add(1, ordering: .releasing)
+    }
+
+    /// Sets a value for this process only, above every other layer (never written to disk).
+    ///
+    /// - Parameters:
+    ///   - value: the value, or `nil` to remove the volatile value.
+    ///   - key: the key path.
+    public nonisolated func setVolatile(_ value: PlistValue?, for key: SettingsKey) {
+        change(.volatile, key: key, to: value)
+    }
+
+    /// Registers defaults from code: merged deeply over earlier registrations (later ones win).
+    ///
+    /// ```swift
+    /// store.register(defaults: ["autoPlay": false, "Network": ["timeout": 30]])
+    /// ```
+    ///
+    /// - Parameter defaults: the defaults, nested dictionaries for namespaces.
+    public nonisolated func register(defaults: PlistDictionary) {
+        replace(.defaults) { $0 = defaults.merged(over: $0) }
+    }
+
+    /// Lays `overrides` over the override layer, merged deeply (TFOptionsKit's target options).
+    ///
+    /// - Parameter overrides: the override values.
+    public nonisolated func addOverrides(_ overrides: PlistDictionary) {
+        replace(.overrides) { $0 = overrides.merged(over: $0) }
+    }
+
+    /// Replaces a whole non-user layer's contents.
+    ///
+    /// - Parameters:
+    ///   - layer: the layer (`.user` is written through ``set(_:for:)`` instead).
+    ///   - body: changes the layer's dictionary.
+    nonisolated func replace(_ layer: SettingsLayer, _ body: (inout PlistDictionary) -> Void) {
+        state.withLock { s in s.modify(layer, body) }
+        generationCounter.add(1, ordering: .releasing)
+    }
+
+    /// The one write path: changes one key of one layer, bumps the generation.
+    nonisolated func change(_ layer: SettingsLayer, key: SettingsKey, to value: PlistValue?) {
+        let changed = state.withLock { s -> Bool in
+            let old = s.modify(layer) { dict in
+                key.isTopLevel
+                    ? dict.replaceValue(value, forKey: key.components[0])
+                    : dict.setValue(value, at: key.components[...])
+            }
+            guard old != value else { return false }
+            if layer == .user { s.markDirty(key) }
+            return true
+        }
+        if changed { generationCounter.add(1, ordering: .releasing) }
+    }
+}

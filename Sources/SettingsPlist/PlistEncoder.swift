@@ -1,0 +1,470 @@
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
+public import Foundation
+#endif
+
+/// Encodes `Encodable` values as property lists: to a ``PlistValue``, or to XML or binary bytes.
+///
+/// ```swift
+/// struct Server: Codable { var host: String; var port: UInt16 }
+///
+/// var encoder = PlistEncoder()
+/// encoder.outputFormat = .binary
+/// let data = try encoder.encode([Server(host: "a.example", port: 443)])
+/// let tree = try encoder.encodeToValue(Server(host: "b.example", port: 80))
+/// // ["host": "b.example", "port": 80]
+/// ```
+///
+/// Types map as in Foundation's `PropertyListEncoder`: `Date` becomes `<date>`, `Data` becomes
+/// `<data>`, numbers and strings their plist types, `Int`-keyed dictionaries dictionaries with
+/// the keys as strings, enums with associated values nested dictionaries. A `URL` becomes its
+/// `absoluteString`, which reads better in a settings file than Foundation's `relative` dictionary.
+/// Dictionary entries keep the order in which they were encoded, which for synthesised `Codable`
+/// is the order of declaration.
+///
+/// Plists have no null, so `nil` is written this way:
+/// - in a keyed container (an optional property), by leaving the key out;
+/// - in an unkeyed container (`[Int?]`) and at the top level, as the string `"$null"`, the marker
+///   Foundation's `PropertyListEncoder` uses; ``PlistDecoder`` reads it back as `nil`. (A
+///   `String?` whose value is literally `"$null"` therefore reads back as `nil`, as with Foundation.)
+///
+/// Scalars may be encoded at the top level (`try encoder.encodeToValue(42)`).
+public struct PlistEncoder: Sendable {
+    /// The byte format ``encode(_:)`` produces: XML (the default) or binary.
+    public var outputFormat: PlistFormat
+    /// Values handed to the types being encoded as `Encoder.userInfo`.
+    public var userInfo: [CodingUserInfoKey: any Sendable]
+
+    /// Creates an encoder.
+    ///
+    /// - Parameters:
+    ///   - outputFormat: the format of ``encode(_:)``'s bytes.
+    ///   - userInfo: context for the encoded types' `encode(to:)`.
+    public init(outputFormat: PlistFormat = .xml, userInfo: [CodingUserInfoKey: any Sendable] = [:]) {
+        self.outputFormat = outputFormat
+        self.userInfo = userInfo
+    }
+
+    /// Encodes `value` as property-list bytes in ``outputFormat``.
+    ///
+    /// ```swift
+    /// try PlistEncoder().encode(settings).write(to: url, options: .atomic)
+    /// ```
+    ///
+    /// - Parameter value: the value to encode.
+    /// - Returns: the plist's bytes.
+    /// - Throws: ``PlistError/Code/unencodable`` (with the coding path) when the value cannot be
+    ///   represented, or when its own `encode(to:)` throws.
+    public func encode<T: Encodable>(_ value: T) throws(PlistError) -> Data {
+        try encodeToValue(value).encoded(as: outputFormat)
+    }
+
+    /// Encodes `value` as a plist value in memory.
+    ///
+    /// ```swift
+    /// let tree = try PlistEncoder().encodeToValue(["b": 2, "a": 1])
+    /// ```
+    ///
+    /// - Parameter value: the value to encode.
+    /// - Returns: the plist tree.
+    /// - Throws: ``PlistError/Code/unencodable`` with the coding path, e.g. for an `Int128` beyond
+    ///   a plist integer's range, a type that encodes nothing at the top level, or an error thrown
+    ///   by the value's own `encode(to:)`.
+    public func encodeToValue<T: Encodable>(_ value: T) throws(PlistError) -> PlistValue {
+        let encoder = PlistValueEncoder(parent: nil, key: nil, userInfo: userInfo)
+        do {
+            return try encoder.encodeTopLevel(value)
+        } catch {
+            throw PlistError.coding(error, at: [], fallback: .unencodable)
+        }
+    }
+}
+
+// MARK: - Encoder
+
+/// The `Encoder` that ``PlistEncoder`` hands to `encode(to:)`: one per nested value, holding
+/// what that value encodes. Containers requested from it write into it directly; nested
+/// containers and super encoders are child encoders, merged in when this one ``finish()``es.
+final class PlistValueEncoder: Encoder {
+    /// What the encoded value turned out to be.
+    enum Kind {
+        case empty, single, dictionary, array
+    }
+
+    // Unchecked exclusivity on the storage: only this file touches it, never in overlapping
+    // accesses, and the dynamic checks would cost more than the encoding of a scalar.
+    @exclusivity(unchecked) private(set) var kind = Kind.empty
+    @exclusivity(unchecked) private var single = PlistValue.bool(false)
+    @exclusivity(unchecked) private var dictionary = PlistDictionary()
+    @exclusivity(unchecked) private var array: [PlistValue] = []
+    /// Nested containers and super encoders handed out, filled in later, merged by `finish()`.
+    @exclusivity(unchecked) private var pendingEntries: [(key: String, encoder: PlistValueEncoder)] = []
+    @exclusivity(unchecked) private var pendingElements: [(index: Int, encoder: PlistValueEncoder)] = []
+    /// One bit per class (length and first byte) of the keys encoded so far: a key whose class
+    /// bit is clear is certainly new. A 64-bit Bloom filter, never cleared.
+    @exclusivity(unchecked) private var keyClasses: UInt64 = 0
+    /// A misuse that a non-throwing requirement could not report; ``finish()`` throws it.
+    @exclusivity(unchecked) private var misuse: String?
+
+    private let parent: PlistValueEncoder?
+    /// This value's key in its parent, or `nil` for the top level and single-value nesting.
+    private let key: (any CodingKey)?
+    let userInfo: [CodingUserInfoKey: Any]
+
+    init(parent: PlistValueEncoder?, key: (any CodingKey)?, userInfo: [CodingUserInfoKey: Any]) {
+        self.parent = parent
+        self.key = key
+        self.userInfo = userInfo
+    }
+
+    /// Built by walking up the parents: only errors and curious `encode(to:)`s ask for it.
+    var codingPath: [any CodingKey] {
+        var keys: [any CodingKey] = []
+        var node: PlistValueEncoder? = self
+        while let current = node {
+            if let key = current.key { keys.append(key) }
+            node = current.parent
+        }
+        return keys.reversed()
+    }
+
+    func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
+        become(.dictionary)
+        return KeyedEncodingContainer(PlistKeyedEncodingContainer<Key>(encoder: self))
+    }
+
+    func unkeyedContainer() -> any UnkeyedEncodingContainer {
+        become(.array)
+        return PlistUnkeyedEncodingContainer(encoder: self)
+    }
+
+    func singleValueContainer() -> any SingleValueEncodingContainer {
+        PlistSingleValueEncodingContainer(encoder: self)
+    }
+
+    /// Switches to a container kind. Asking again for the same kind shares the container (a
+    /// subclass and its superclass both encode into one dictionary); asking for another kind is
+    /// a bug in the encoded type, reported when the value is finished.
+    private func become(_ newKind: Kind) {
+        if kind == newKind { return }
+        if kind != .empty, misuse == nil {
+            misuse = "requested \(newKind.containerName) after encoding \(kind.containerName)"
+        }
+        kind = newKind
+        // Room for a typical struct's properties, so that small containers never regrow.
+        if newKind == .dictionary, dictionary.isEmpty { dictionary = PlistDictionary(minimumCapacity: 8) }
+        if newKind == .array, array.isEmpty { array.reserveCapacity(8) }
+    }
+
+    // MARK: Writing
+
+    /// Stores `value` as the single value; a second value is an error.
+    func setSingle(_ value: PlistValue) throws(PlistError) {
+        guard kind == .empty else {
+            throw PlistError(.unencodable, "cannot encode a single value after encoding \(kind.containerName)",
+                             codingPath: CodingPathText.render(codingPath))
+        }
+        kind = .single
+        single = value
+    }
+
+    /// Sets the entry for `name`, replacing an earlier value for it in place.
+    func setEntry(_ value: PlistValue, for name: String) {
+        if !pendingEntries.isEmpty { pendingEntries.removeAll { sameCodePoints($0.key, name) } }
+        if hasEntry(name) {
+            dictionary[name] = value
+        } else {
+            dictionary.append(name, value)
+        }
+    }
+
+    /// Whether `name` was encoded already. Keys are nearly always new, so ``keyClasses`` proves
+    /// most of them new at once; otherwise a scan for a few keys, the dictionary's hash index
+    /// beyond that.
+    private func hasEntry(_ name: String) -> Bool {
+        let utf8 = name.utf8
+        let bit: UInt64 = 1 << UInt64((utf8.count &* 31 &+ Int(utf8.first ?? 0)) & 63)
+        if keyClasses & bit == 0 {
+            keyClasses |= bit
+            return false
+        }
+        if dictionary.count > PlistDictionary.indexThreshold { return dictionary.firstIndex(of: name) != nil }
+        return dictionary.keys.contains { sameCodePoints($0, name) }
+    }
+
+    /// Removes the entry for `name`: `nil` in a keyed container is an absent key.
+    func removeEntry(_ name: String) {
+        if !pendingEntries.isEmpty { pendingEntries.removeAll { sameCodePoints($0.key, name) } }
+        dictionary.removeValue(forKey: name)
+    }
+
+    func appendElement(_ value: PlistValue) {
+        array.append(value)
+    }
+
+    var elementCount: Int { array.count }
+
+    /// A child encoder for a nested container or super encoder at `key`, merged by ``finish()``.
+    func pendingEntry(_ key: any CodingKey, kind childKind: Kind) -> PlistValueEncoder {
+        let child = PlistValueEncoder(parent: self, key: key, userInfo: userInfo)
+        child.kind = childKind
+        setEntry(.dictionary(PlistDictionary()), for: key.stringValue)
+        pendingEntries.append((key.stringValue, child))
+        return child
+    }
+
+    /// A child encoder for a nested container or super encoder appended to the array.
+    func pendingElement(kind childKind: Kind) -> PlistValueEncoder {
+        let index = array.count
+        let child = PlistValueEncoder(parent: self, key: PlistCodingKey.index(index), userInfo: userInfo)
+        child.kind = childKind
+        array.append(.dictionary(PlistDictionary()))
+        pendingElements.append((index, child))
+        return child
+    }
+
+    // MARK: Encoding values
+
+    /// Encodes a nested value: a plist value of its own for `Date`, `Data` and `URL`, otherwise
+    /// whatever its `encode(to:)` writes into a child encoder (an empty dictionary if nothing).
+    func encodeNested<T: Encodable>(_ value: T, key: (any CodingKey)?) throws -> PlistValue {
+        if let direct = DirectCoding(T.self) { return Self.encodeDirectly(value, direct) }
+        let child = PlistValueEncoder(parent: self, key: key, userInfo: userInfo)
+        do {
+            try value.encode(to: child)
+        } catch {
+            // Errors from the type's own code get the path here, where it is known.
+            throw PlistError.coding(error, at: child.codingPath, fallback: .unencodable)
+        }
+        return try child.finish() ?? .dictionary(PlistDictionary())
+    }
+
+    /// Encodes the top-level value, which must encode something.
+    func encodeTopLevel<T: Encodable>(_ value: T) throws -> PlistValue {
+        if let direct = DirectCoding(T.self) { return Self.encodeDirectly(value, direct) }
+        try value.encode(to: self)
+        guard let result = try finish() else {
+            throw PlistError(.unencodable, "top-level \(T.self) did not encode any values")
+        }
+        return result
+    }
+
+    /// The plist value for a type that ``DirectCoding`` names, without its `encode(to:)`.
+    /// Kept out of line so that the common path never asks for `T`'s metadata.
+    @inline(never)
+    static func encodeDirectly<T>(_ value: T, _ direct: DirectCoding) -> PlistValue {
+        switch direct {
+        case .string: return .string(sameType(value, as: String.self))
+        case .bool: return .bool(sameType(value, as: Bool.self))
+        case .double: return .real(sameType(value, as: Double.self))
+        case .float: return .real(Double(sameType(value, as: Float.self)))
+        case .int: return .integer(PlistInteger(Int64(sameType(value, as: Int.self))))
+        case .int8: return .integer(PlistInteger(Int64(sameType(value, as: Int8.self))))
+        case .int16: return .integer(PlistInteger(Int64(sameType(value, as: Int16.self))))
+        case .int32: return .integer(PlistInteger(Int64(sameType(value, as: Int32.self))))
+        case .int64: return .integer(PlistInteger(sameType(value, as: Int64.self)))
+        case .uint: return .integer(PlistInteger(UInt64(sameType(value, as: UInt.self))))
+        case .uint8: return .integer(PlistInteger(UInt64(sameType(value, as: UInt8.self))))
+        case .uint16: return .integer(PlistInteger(UInt64(sameType(value, as: UInt16.self))))
+        case .uint32: return .integer(PlistInteger(UInt64(sameType(value, as: UInt32.self))))
+        case .uint64: return .integer(PlistInteger(sameType(value, as: UInt64.self)))
+        case .date: return .date(sameType(value, as: Date.self))
+        case .data: return .data(sameType(value, as: Data.self))
+        case .url: return .string(sameType(value, as: URL.self).absoluteString)
+        case .strings: return .array(sameType(value, as: [String].self).map { .string($0) })
+        case .ints: return .array(sameType(value, as: [Int].self).map { .integer(PlistInteger(Int64($0))) })
+        case .doubles: return .array(sameType(value, as: [Double].self).map { .real($0) })
+        case .bools: return .array(sameType(value, as: [Bool].self).map { .bool($0) })
+        }
+    }
+
+    /// What was encoded, with pending nested containers merged in; `nil` if nothing was.
+    func finish() throws(PlistError) -> PlistValue? {
+        if let misuse {
+            throw PlistError(.unencodable, misuse, codingPath: CodingPathText.render(codingPath))
+        }
+        switch kind {
+        case .empty:
+            return nil
+        case .single:
+            return single
+        case .dictionary:
+            for (name, child) in pendingEntries {
+                dictionary[name] = try child.finish() ?? .dictionary(PlistDictionary())
+            }
+            pendingEntries = []
+            return .dictionary(dictionary)
+        case .array:
+            for (index, child) in pendingElements where index < array.count {
+                array[index] = try child.finish() ?? .dictionary(PlistDictionary())
+            }
+            pendingElements = []
+            return .array(array)
+        }
+    }
+}
+
+extension PlistValueEncoder.Kind {
+    var containerName: String {
+        switch self {
+        case .empty: "nothing"
+        case .single: "a single value"
+        case .dictionary: "a keyed container"
+        case .array: "an unkeyed container"
+        }
+    }
+}
+
+/// The plist integer for any Swift integer, or an error beyond `Int64.min ... UInt64.max`
+/// (only `Int128` and `UInt128` can be).
+func plistInteger<T: FixedWidthInteger>(_ value: T, at path: @autoclosure () -> [any CodingKey]) throws(PlistError) -> PlistValue {
+    guard let integer = PlistInteger(exactly: value) else {
+        throw PlistError(.unencodable, "\(T.self) \(value) is outside the plist integer range \(Int64.min)...\(UInt64.max)",
+                         codingPath: CodingPathText.render(path()))
+    }
+    return .integer(integer)
+}
+
+// MARK: - Containers
+
+/// Writes the entries of a dictionary for `encode(to:)`, in the order they are encoded.
+struct PlistKeyedEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
+    let encoder: PlistValueEncoder
+
+    var codingPath: [any CodingKey] { encoder.codingPath }
+
+    /// Leaves the key out (removing a value encoded for it earlier): a plist has no null.
+    mutating func encodeNil(forKey key: Key) throws { encoder.removeEntry(key.stringValue) }
+
+    mutating func encode(_ value: Bool, forKey key: Key) throws { encoder.setEntry(.bool(value), for: key.stringValue) }
+    mutating func encode(_ value: String, forKey key: Key) throws { encoder.setEntry(.string(value), for: key.stringValue) }
+    mutating func encode(_ value: Double, forKey key: Key) throws { encoder.setEntry(.real(value), for: key.stringValue) }
+    mutating func encode(_ value: Float, forKey key: Key) throws { encoder.setEntry(.real(Double(value)), for: key.stringValue) }
+    mutating func encode(_ value: Int, forKey key: Key) throws { try integer(value, key) }
+    mutating func encode(_ value: Int8, forKey key: Key) throws { try integer(value, key) }
+    mutating func encode(_ value: Int16, forKey key: Key) throws { try integer(value, key) }
+    mutating func encode(_ value: Int32, forKey key: Key) throws { try integer(value, key) }
+    mutating func encode(_ value: Int64, forKey key: Key) throws { try integer(value, key) }
+    mutating func encode(_ value: Int128, forKey key: Key) throws { try integer(value, key) }
+    mutating func encode(_ value: UInt, forKey key: Key) throws { try integer(value, key) }
+    mutating func encode(_ value: UInt8, forKey key: Key) throws { try integer(value, key) }
+    mutating func encode(_ value: UInt16, forKey key: Key) throws { try integer(value, key) }
+    mutating func encode(_ value: UInt32, forKey key: Key) throws { try integer(value, key) }
+    mutating func encode(_ value: UInt64, forKey key: Key) throws { try integer(value, key) }
+    mutating func encode(_ value: UInt128, forKey key: Key) throws { try integer(value, key) }
+
+    @inline(__always)
+    private func integer<T: FixedWidthInteger>(_ value: T, _ key: Key) throws {
+        encoder.setEntry(try plistInteger(value, at: codingPath + [key]), for: key.stringValue)
+    }
+
+    mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
+        encoder.setEntry(try encoder.encodeNested(value, key: key), for: key.stringValue)
+    }
+
+    mutating func nestedContainer<NestedKey: CodingKey>(
+        keyedBy keyType: NestedKey.Type, forKey key: Key
+    ) -> KeyedEncodingContainer<NestedKey> {
+        KeyedEncodingContainer(PlistKeyedEncodingContainer<NestedKey>(encoder: encoder.pendingEntry(key, kind: .dictionary)))
+    }
+
+    mutating func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer {
+        PlistUnkeyedEncodingContainer(encoder: encoder.pendingEntry(key, kind: .array))
+    }
+
+    /// An encoder for the entry `"super"`, as Foundation's encoders use.
+    mutating func superEncoder() -> any Encoder {
+        encoder.pendingEntry(PlistCodingKey.superKey, kind: .empty)
+    }
+
+    mutating func superEncoder(forKey key: Key) -> any Encoder {
+        encoder.pendingEntry(key, kind: .empty)
+    }
+}
+
+/// Appends the elements of an array for `encode(to:)`.
+struct PlistUnkeyedEncodingContainer: UnkeyedEncodingContainer {
+    let encoder: PlistValueEncoder
+
+    var codingPath: [any CodingKey] { encoder.codingPath }
+    var count: Int { encoder.elementCount }
+
+    /// Appends the `"$null"` marker: an array cannot skip a position.
+    mutating func encodeNil() throws { encoder.appendElement(.string(plistNullMarker)) }
+
+    mutating func encode(_ value: Bool) throws { encoder.appendElement(.bool(value)) }
+    mutating func encode(_ value: String) throws { encoder.appendElement(.string(value)) }
+    mutating func encode(_ value: Double) throws { encoder.appendElement(.real(value)) }
+    mutating func encode(_ value: Float) throws { encoder.appendElement(.real(Double(value))) }
+    mutating func encode(_ value: Int) throws { try integer(value) }
+    mutating func encode(_ value: Int8) throws { try integer(value) }
+    mutating func encode(_ value: Int16) throws { try integer(value) }
+    mutating func encode(_ value: Int32) throws { try integer(value) }
+    mutating func encode(_ value: Int64) throws { try integer(value) }
+    mutating func encode(_ value: Int128) throws { try integer(value) }
+    mutating func encode(_ value: UInt) throws { try integer(value) }
+    mutating func encode(_ value: UInt8) throws { try integer(value) }
+    mutating func encode(_ value: UInt16) throws { try integer(value) }
+    mutating func encode(_ value: UInt32) throws { try integer(value) }
+    mutating func encode(_ value: UInt64) throws { try integer(value) }
+    mutating func encode(_ value: UInt128) throws { try integer(value) }
+
+    @inline(__always)
+    private func integer<T: FixedWidthInteger>(_ value: T) throws {
+        encoder.appendElement(try plistInteger(value, at: codingPath + [PlistCodingKey.index(count)]))
+    }
+
+    mutating func encode<T: Encodable>(_ value: T) throws {
+        encoder.appendElement(try encoder.encodeNested(value, key: PlistCodingKey.index(count)))
+    }
+
+    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type) -> KeyedEncodingContainer<NestedKey> {
+        KeyedEncodingContainer(PlistKeyedEncodingContainer<NestedKey>(encoder: encoder.pendingElement(kind: .dictionary)))
+    }
+
+    mutating func nestedUnkeyedContainer() -> any UnkeyedEncodingContainer {
+        PlistUnkeyedEncodingContainer(encoder: encoder.pendingElement(kind: .array))
+    }
+
+    mutating func superEncoder() -> any Encoder {
+        encoder.pendingElement(kind: .empty)
+    }
+}
+
+/// Stores the encoder's value as one scalar, for `encode(to:)` of wrapper types.
+struct PlistSingleValueEncodingContainer: SingleValueEncodingContainer {
+    let encoder: PlistValueEncoder
+
+    var codingPath: [any CodingKey] { encoder.codingPath }
+
+    /// Stores the `"$null"` marker: this is `nil` where no key can be left out.
+    mutating func encodeNil() throws { try encoder.setSingle(.string(plistNullMarker)) }
+
+    mutating func encode(_ value: Bool) throws { try encoder.setSingle(.bool(value)) }
+    mutating func encode(_ value: String) throws { try encoder.setSingle(.string(value)) }
+    mutating func encode(_ value: Double) throws { try encoder.setSingle(.real(value)) }
+    mutating func encode(_ value: Float) throws { try encoder.setSingle(.real(Double(value))) }
+    mutating func encode(_ value: Int) throws { try integer(value) }
+    mutating func encode(_ value: Int8) throws { try integer(value) }
+    mutating func encode(_ value: Int16) throws { try integer(value) }
+    mutating func encode(_ value: Int32) throws { try integer(value) }
+    mutating func encode(_ value: Int64) throws { try integer(value) }
+    mutating func encode(_ value: Int128) throws { try integer(value) }
+    mutating func encode(_ value: UInt) throws { try integer(value) }
+    mutating func encode(_ value: UInt8) throws { try integer(value) }
+    mutating func encode(_ value: UInt16) throws { try integer(value) }
+    mutating func encode(_ value: UInt32) throws { try integer(value) }
+    mutating func encode(_ value: UInt64) throws { try integer(value) }
+    mutating func encode(_ value: UInt128) throws { try integer(value) }
+
+    @inline(__always)
+    private func integer<T: FixedWidthInteger>(_ value: T) throws {
+        try encoder.setSingle(plistInteger(value, at: codingPath))
+    }
+
+    /// Encodes `value` in place of this one, at the same coding path.
+    mutating func encode<T: Encodable>(_ value: T) throws {
+        try encoder.setSingle(encoder.encodeNested(value, key: nil))
+    }
+}

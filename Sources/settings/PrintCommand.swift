@@ -1,0 +1,42 @@
+import SettingsPlist
+
+/// `settings print [--xml | --typed-json] FILE`: shows a plist in another form.
+enum PrintCommand: Command {
+    static let name = "print"
+    static let summary = "print a plist file as XML or canonical typed JSON"
+    static let usage = """
+        usage: settings print [--xml | --typed-json] FILE
+
+        Prints FILE (XML, binary or typed JSON plist, detected) on standard output.
+          --xml          as an XML plist (the default)
+          --typed-json   as canonical typed JSON: {"dict": [["key", {"int": 1}], ...]}
+        Exits 1 with a one-line error naming the file and position when FILE is malformed.
+        """
+
+    enum Style { case xml, typedJSON }
+
+    static func run(_ arguments: [String]) throws(CLIError) {
+        var style = Style.xml
+        var files: [String] = []
+        for arg in arguments {
+            switch arg {
+            case "--xml": style = .xml
+            case "--typed-json": style = .typedJSON
+            case _ where arg.hasPrefix("-") && arg != "-": throw .usage("print: unknown option \(arg)")
+            default: files.append(arg)
+            }
+        }
+        guard files.count == 1, let file = files.first else { throw .usage("print: expected one FILE") }
+        let value = try readValue(file)
+        switch style {
+        case .typedJSON:
+            Console.print(value.typedJSON())
+        case .xml:
+            do {
+                Console.write(try value.encodedBytes(as: .xml))
+            } catch {
+                throw .failure(error.inFile(file).description)
+            }
+        }
+    }
+}

@@ -1,0 +1,227 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import Testing
+@testable import Settings
+
+extension SettingsStore.Key where Value == Double {
+    static let optionsTimeout = Self("Options/timeout", default: 30)
+}
+
+extension SettingsStore.Key where Value == String {
+    static let optionsWrongType = Self("Options/wrongTypedKey", default: "fallback")
+}
+
+/// A point stored as `{x, y}` by its own transformer; one test registers a `"x,y"` string form.
+struct OptionsPoint: SettingsValue, Sendable, Equatable {
+    var x: Double, y: Double
+    static var settingsTransformer: SettingsTransformer<OptionsPoint> {
+        SettingsTransformer(typeName: "OptionsPoint", encode: { ["x": .real($0.x), "y": .real($0.y)] }, decode: { v in
+            guard let x = v["x"]?.doubleValue, let y = v["y"]?.doubleValue else { return nil }
+            return OptionsPoint(x: x, y: y)
+        })
+    }
+}
+
+/// A type whose transformer refuses to encode anything.
+struct OptionsUnstorable: SettingsValue, Sendable {
+    struct Refused: Error, CustomStringConvertible { var description: String { "refused" } }
+    static var settingsTransformer: SettingsTransformer<OptionsUnstorable> {
+        SettingsTransformer(typeName: "OptionsUnstorable", encode: { _ in throw Refused() }, decode: { _ in OptionsUnstorable() })
+    }
+}
+
+extension SettingsStore.Key where Value == OptionsUnstorable {
+    static let optionsUnstorable = Self("Options/unstorable", default: OptionsUnstorable())
+}
+
+/// Calls `fn`, which should throw a ``SettingsError``, and returns the error's description.
+func settingsErrorDescription<T>(_ fn: () throws(SettingsError) -> T) -> String? {
+    do {
+        _ = try fn()
+        Issue.record("expected a SettingsError")
+        return nil
+    } catch {
+        return error.description
+    }
+}
+
+struct OptionLookupTests {
+    static let values: PlistDictionary = [
+        "top": "level",
+        "Network": ["timeout": 12.5, "retries": 3],
+        "Paths": ["a/b": 7],
+    ]
+
+    @Test func lookUpsWithADefaultReturnTheStoredValueOrTheDefault() {
+        let store = SettingsStore.inMemory(Self.values)
+        #expect(store.value("Network/timeout", default: 30.0) == 12.5)
+        #expect(store.value("Network/retries", default: 0) == 3)
+        #expect(store.value("Network/missing", default: 4) == 4)
+        #expect(store.value("absent", default: "none") == "none")
+        #expect(store.value(at: "Network", "timeout", default: 0.0) == 12.5)
+        #expect(store.value(at: nil, "top", default: "") == "level")
+        #expect(store.value(at: "Paths", "a/b", default: 0) == 7)
+        #expect(store.value(at: "Network/Nope", "timeout", default: 1.0) == 1)
+    }
+
+    @Test func aWrongTypedValueGivesTheDefaultAndIsReported() {
+        DiagnosticsRecorder.start()
+        let store = SettingsStore.inMemory()
+        store.addOverrides(["Options.wrong": "not a number"])
+        #expect(store.value("Options.wrong", default: 1.5) == 1.5)
+        let reported = DiagnosticsRecorder.diagnostics(for: "Options.wrong")
+        #expect(reported.map(\.message) == ["key 'Options.wrong' has type string, expected Double (from override file); using the default"])
+        #expect(reported.map(\.kind) == [.typeMismatch])
+    }
+
+    @Test func aRegisteredTransformerWinsOverTheTypesOwn() throws {
+        let store = SettingsStore.inMemory(["Options": ["point": ["x": 1.0, "y": 2.0], "text": "3,4"]])
+        #expect(store.value("Options/point", default: OptionsPoint(x: 0, y: 0)) == OptionsPoint(x: 1, y: 2))
+        SettingsTransformers.register(SettingsTransformer<OptionsPoint>(
+            typeName: "OptionsPoint (x,y)",
+            encode: { .string("\($0.x),\($0.y)") },
+            decode: { v in
+                let parts = v.stringValue?.split(separator: ",").compactMap { Double($0) } ?? []
+                return parts.count == 2 ? OptionsPoint(x: parts[0], y: parts[1]) : nil
+            }))
+        defer { SettingsTransformers.unregister(OptionsPoint.self) }
+        #expect(try store.requiredValue(for: "Options/text", as: OptionsPoint.self) == OptionsPoint(x: 3, y: 4))
+        #expect(settingsErrorDescription { () throws(SettingsError) in try store.requiredValue(for: "Options/point", as: OptionsPoint.self) }
+            == "key 'Options/point' has type dict, expected OptionsPoint (x,y) (from user file)")
+    }
+
+    @Test func requiredValuesAreReturnedWithTheirTypeInferred() throws {
+        let store = SettingsStore.inMemory(Self.values)
+        let timeout: Double = try store.requiredValue(for: "Network/timeout")
+        #expect(timeout == 12.5)
+        #expect(try store.requiredValue(for: "Network/retries", as: Int.self) == 3)
+        let top: String = try store.requiredValue(at: nil, "top")
+        #expect(top == "level")
+        #expect(try store.requiredValue(at: "Paths", "a/b", as: Int.self) == 7)
+    }
+
+    @Test(arguments: [
+        ("port", "no value for key 'port'"),
+        ("Server/port", "no value for key 'Server/port' (there is no namespace 'Server')"),
+        ("Root/Missing/Key", "no value for key 'Root/Missing/Key' (namespace 'Root' has no dictionary 'Missing')"),
+        ("Root/Sub/Key", "no value for key 'Root/Sub/Key' (namespace 'Root/Sub' has no key 'Key')"),
+        ("Root/Sub/Key/More", "no value for key 'Root/Sub/Key/More' (namespace 'Root/Sub' has no dictionary 'Key')"),
+        ("Root/Leaf/Key", "no value for key 'Root/Leaf/Key' ('Root/Leaf' is a string from user file, not a namespace)"),
+        ("Root/Number/Key", "no value for key 'Root/Number/Key' ('Root/Number' is an integer from registered defaults, not a namespace)"),
+        ("Root/Deep/Key", "no value for key 'Root/Deep/Key' (namespace 'Root/Deep' has no key 'Key')"),
+    ])
+    func aMissingKeySaysWhichPartOfItsPathExists(key: String, description: String) {
+        let store = SettingsStore.inMemory(["Root": ["Sub": ["Other": 1], "Leaf": "text"]])
+        store.register(defaults: ["Root": ["Deep": [:], "Number": 5]])
+        let error = settingsErrorDescription { () throws(SettingsError) in try store.requiredValue(for: SettingsKey(key), as: Int.self) }
+        #expect(error == description)
+    }
+
+    @Test func theNamespaceFormNamesTheFullKey() {
+        let store = SettingsStore.inMemory(["Root": ["Sub": ["Other": 1]]])
+        #expect(settingsErrorDescription { () throws(SettingsError) in try store.requiredValue(at: "Root/Sub", "a/b", as: String.self) }
+            == #"no value for key 'Root/Sub/a\/b' (namespace 'Root/Sub' has no key 'a\/b')"#)
+        #expect(settingsErrorDescription { () throws(SettingsError) in try store.requiredValue(at: "Root/Sub", "Other", as: String.self) }
+            == "key 'Root/Sub/Other' has type integer, expected String (from user file)")
+        #expect(settingsErrorDescription { () throws(SettingsError) in try store.requiredValue(at: nil, "Root", as: Bool.self) }
+            == "key 'Root' has type dict, expected Bool (from user file)")
+    }
+
+    @Test func aTypeMismatchNamesBothTypesAndTheLayer() throws {
+        let store = SettingsStore.inMemory()
+        store.register(defaults: ["Server": ["port": "eighty"]])
+        let error = try #require(settingsError { () throws(SettingsError) in _ = try store.requiredValue(for: "Server/port", as: Int.self) })
+        #expect(error.code == .typeMismatch)
+        #expect(error.expectedType == "Int")
+        #expect(error.foundType == "string")
+        #expect(error.source == .defaults)
+        #expect(error.description == "key 'Server/port' has type string, expected Int (from registered defaults)")
+        store.setVolatile(true, for: "Server/port")
+        #expect(settingsErrorDescription { () throws(SettingsError) in try store.requiredValue(for: "Server/port", as: Double.self) }
+            == "key 'Server/port' has type bool, expected Double (from volatile)")
+    }
+
+    @Test func theErrorCodesAndKeysAreSetForCallersThatMatchOnThem() throws {
+        let store = SettingsStore.inMemory(["Root": ["Sub": [:]]])
+        let error = try #require(settingsError { () throws(SettingsError) in _ = try store.requiredValue(at: "Root/Sub", "Key", as: Int.self) })
+        #expect(error.code == .missingKey)
+        #expect(error.key == "Root/Sub/Key")
+        #expect(error.detail == "namespace 'Root/Sub' has no key 'Key'")
+    }
+}
+
+struct OptionsFileTests {
+    @Test func anOptionsFileWithOverridesIsReadAsDefaultsAndOverrides() throws {
+        let dir = try FixtureDirectory()
+        let options = try dir.writePlist("Options.plist", """
+            <dict><key>API</key><dict>
+                <key>host</key><string>example.com</string>
+                <key>port</key><integer>443</integer>
+            </dict></dict>
+            """)
+        let staging = try dir.writePlist("Staging.plist", "<dict><key>API</key><dict><key>host</key><string>staging</string></dict></dict>")
+        let store = try SettingsStore.options(contentsOf: options, overrides: [staging])
+        #expect(try store.requiredValue(at: "API", "host", as: String.self) == "staging")
+        #expect(try store.requiredValue(at: "API", "port", as: Int.self) == 443)
+        #expect(store.source(of: "API/host") == .overrides)
+        #expect(store.source(of: "API/port") == .defaults)
+        #expect(store.url == nil)
+        #expect(settingsErrorDescription { () throws(SettingsError) in try store.requiredValue(at: "API", "port", as: String.self) }
+            == "key 'API/port' has type integer, expected String (from registered defaults)")
+        #expect(settingsErrorDescription { () throws(SettingsError) in try store.requiredValue(at: "API", "path", as: String.self) }
+            == "no value for key 'API/path' (namespace 'API' has no key 'path')")
+    }
+
+    @Test func aMissingOptionsOrOverrideFileIsAMissingFileError() throws {
+        let dir = try FixtureDirectory()
+        let options = try dir.writePlist("Options.plist", "<dict/>")
+        let absent = dir.file("Absent.plist")
+        let first = try #require(settingsError { () throws(SettingsError) in _ = try SettingsStore.options(contentsOf: absent) })
+        #expect(first.code == .missingFile)
+        #expect(first.description == "file not found: \(absent.path)")
+        let second = try #require(settingsError { () throws(SettingsError) in
+            _ = try SettingsStore.options(contentsOf: options, overrides: [absent])
+        })
+        #expect(second.description == "file not found: \(absent.path)")
+        let array = try dir.writePlist("Array.plist", "<array/>")
+        #expect(settingsErrorDescription { () throws(SettingsError) in try SettingsStore.options(contentsOf: array) }
+            == "\(array.path): the root is an array, expected a dict")
+    }
+}
+
+struct TypedKeyTests {
+    @Test func aTypedKeyReadsItsDefaultAndWritesTheUserLayer() {
+        let store = SettingsStore.inMemory()
+        #expect(SettingsStore.Key<Double>.optionsTimeout.key == "Options/timeout")
+        #expect(SettingsStore.Key<Double>.optionsTimeout.defaultValue == 30)
+        #expect(store[.optionsTimeout] == 30)
+        store[.optionsTimeout] = 12.5
+        #expect(store["Options/timeout"] == 12.5)
+        #expect(store.source(of: "Options/timeout") == .user)
+        store[.optionsTimeout] += 1
+        #expect(store[.optionsTimeout] == 13.5)
+        store.setVolatile(1, for: "Options/timeout")
+        #expect(store[.optionsTimeout] == 1)
+    }
+
+    @Test func aWrongTypedValueReadsAsTheKeysDefaultAndIsReported() {
+        DiagnosticsRecorder.start()
+        let store = SettingsStore.inMemory(["Options": ["wrongTypedKey": 5]])
+        #expect(store[.optionsWrongType] == "fallback")
+        #expect(DiagnosticsRecorder.diagnostics(for: "Options/wrongTypedKey").map(\.message)
+            == ["key 'Options/wrongTypedKey' has type integer, expected String (from user file); using the default"])
+    }
+
+    @Test func aValueThatCannotBeEncodedIsReportedAndNotWritten() {
+        DiagnosticsRecorder.start()
+        let store = SettingsStore.inMemory()
+        store[.optionsUnstorable] = OptionsUnstorable()
+        #expect(store["Options/unstorable"] == nil)
+        let reported = DiagnosticsRecorder.diagnostics(for: "Options/unstorable")
+        #expect(reported.map(\.message) == ["cannot store a OptionsUnstorable under 'Options/unstorable': refused; the value was not written"])
+        #expect(reported.map(\.kind) == [.typeMismatch])
+    }
+}
