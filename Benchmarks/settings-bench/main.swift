@@ -29,6 +29,11 @@ let harness = Harness(samples: samples, minimumSampleTime: minimumSampleTime)
 print("# settings-bench: \(samples) samples of >= \(minimumSampleTime)s, median; sizes \(sizeNames.joined(separator: ","))")
 do {
     if only == nil || only == "codec" { try CodecBenchmarks.run(harness, sizes: sizes) }
+    if only == nil || only == "codable" {
+        for (label, target) in sizes where target <= 1_000_000 {
+            try CodecBenchmarks.runCodable(harness, label: label, targetBytes: target)
+        }
+    }
     if only == nil || only == "store" { StoreBenchmarks.run(harness) }
 } catch {
     print("benchmark failed: \(error)")

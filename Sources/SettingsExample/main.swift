@@ -39,7 +39,19 @@ func run() throws {
     print("   \(binaryURL.path)  (\(try Data(contentsOf: binaryURL).count) bytes, reads back equal: \(fromBinary == settings))")
     print("   Network/timeout = \(fromXML["Network"]?["timeout"]?.doubleValue ?? 0)")
 
-    print("\n3. A malformed file gives an error with its line and column:")
+    print("\n3. A Codable model as a human-readable plist (URL as a string, Date as <date>):")
+    let profile = Profile(name: "Ada", volume: 0.8, favourites: ["jazz", "piano"],
+                          lastLaunch: Date(timeIntervalSinceReferenceDate: 800_000_000),
+                          homepage: URL(filePath: "/home/ada/music"))
+    let profileURL = directory.appending(path: "profile.plist")
+    var encoder = PlistEncoder()
+    encoder.outputFormat = .xml
+    try encoder.encode(profile).write(to: profileURL)
+    let loaded = try PlistDecoder().decode(Profile.self, from: Data(contentsOf: profileURL))
+    print("   \(profileURL.path): loaded equal: \(loaded == profile)")
+    print(String(decoding: try Data(contentsOf: profileURL), as: UTF8.self).split(separator: "\n").map { "   | " + $0 }.joined(separator: "\n"))
+
+    print("\n4. A malformed file gives an error with its line and column:")
     let broken = directory.appending(path: "broken.plist")
     try Data("<plist><dict>\n  <key>a</key>\n  <integr>1</integr>\n</dict></plist>".utf8).write(to: broken)
     do {
