@@ -81,6 +81,47 @@ extension Setting {
                   declaredAt: "\(fileID):\(line)")
     }
 
+    /// A setting of any type, stored through the transformer you give (Alchemic's per-property
+    /// transformers): the type needs no conformance of its own.
+    ///
+    /// ```swift
+    /// @Setting("outside", default: Temperature(celsius: 20), transformer: .celsius) var outside: Temperature
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - key: the key path, or `nil` to derive it from the property name once bound.
+    ///   - defaultValue: the value when no layer has one.
+    ///   - store: the store (default: ``SettingsStore/shared``).
+    ///   - rules: rules applied on read and write.
+    ///   - transformer: how to store the value.
+    @inlinable
+    public init(
+        _ key: SettingsKey? = nil, default defaultValue: Value, store: SettingsStore = .shared,
+        rules: SettingRules<Value> = .init(), transformer: SettingsTransformer<Value>,
+        fileID: String = #fileID, line: Int = #line
+    ) {
+        self.init(key, default: defaultValue, store: store, rules: rules, transformer: transformer, explicit: true,
+                  declaredAt: "\(fileID):\(line)")
+    }
+
+    /// An optional setting of any type, stored through the transformer you give.
+    ///
+    /// - Parameters:
+    ///   - key: the key path, or `nil` to derive it from the property name once bound.
+    ///   - store: the store (default: ``SettingsStore/shared``).
+    ///   - rules: rules applied on read and write.
+    ///   - transformer: how to store the value.
+    ///   - warnsWhenDefaultIsMissing: whether missing-default checks warn about it.
+    @inlinable
+    public init<Wrapped: Sendable>(
+        _ key: SettingsKey? = nil, store: SettingsStore = .shared, rules: SettingRules<Wrapped> = .init(),
+        transformer: SettingsTransformer<Wrapped>, warnsWhenDefaultIsMissing: Bool = true,
+        fileID: String = #fileID, line: Int = #line
+    ) where Value == Wrapped? {
+        self.init(optional: key, store: store, rules: rules, transformer: transformer, explicit: true,
+                  warns: warnsWhenDefaultIsMissing, declaredAt: "\(fileID):\(line)")
+    }
+
     /// The designated path every non-optional form goes through.
     @inlinable
     init(

@@ -1,0 +1,76 @@
+import Foundation
+import Testing
+import Settings
+
+// The samples of README.md and Docs/Settings.md, compiled and run, so the docs stay true.
+
+struct Temperature: Sendable, Equatable {
+    var celsius: Double
+}
+
+extension SettingsTransformer where Value == Temperature {
+    static var celsius: SettingsTransformer<Temperature> {
+        SettingsTransformer(typeName: "Temperature", encode: { .real($0.celsius) },
+                            decode: { $0.doubleValue.map(Temperature.init(celsius:)) })
+    }
+}
+
+struct ReadmeSettings {
+    @Setting("autoPlay", default: false) var autoPlay: Bool
+    @Setting("Network/timeout", default: 30.0) var timeout: Double
+    @Setting("Network/proxy") var proxy: String?
+    @Setting("accent", default: SettingsColor(hex: "#FF8800")!) var accent: SettingsColor
+    @Setting("outside", default: Temperature(celsius: 20), transformer: .celsius) var outside: Temperature
+    @Setting("retries", rules: SettingRules<Int>().whenNil(use: 3).ensure({ $0 >= 1 }, use: 1)) var retries: Int?
+    @Setting("volume", default: 0.5, rules: .clamp(0...1)) var volume: Double
+}
+
+struct DocSamplesTests {
+    @Test func readmeQuickStartWorksAsWritten() throws {
+        let dir = FileManager.default.temporaryDirectory.appending(path: "docsamples-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let defaultsURL = dir.appending(path: "Defaults.plist")
+        let defaults: PlistValue = ["autoPlay": true, "Network": ["timeout": 12.0]]
+        try defaults.write(to: defaultsURL)
+
+        let store = SettingsStore.inMemory()
+        let settings = SettingsStore.bind(ReadmeSettings(), to: store)
+        let warnings = try store.registerDefaults(contentsOf: defaultsURL, checking: settings)
+        #expect(warnings.map(\.key) == ["Network/proxy", "retries"])
+        #expect(settings.autoPlay == true)
+        #expect(settings.$timeout.source == .defaults)
+        #expect(settings.timeout == 12)
+        settings.autoPlay = false
+        #expect(settings.$autoPlay.source == .user)
+        #expect(settings.accent.hex == "#FF8800")
+    }
+
+    @Test func perSettingTransformerStoresAnyType() {
+        let store = SettingsStore.inMemory()
+        let settings = SettingsStore.bind(ReadmeSettings(), to: store)
+        #expect(settings.outside == Temperature(celsius: 20))
+        settings.outside = Temperature(celsius: -3.5)
+        #expect(store["outside"] == .real(-3.5))
+        #expect(settings.outside.celsius == -3.5)
+    }
+
+    @Test func rulesSamplesBehaveAsDocumented() {
+        let store = SettingsStore.inMemory()
+        let settings = SettingsStore.bind(ReadmeSettings(), to: store)
+        #expect(settings.retries == 3)
+        settings.retries = 0
+        #expect(settings.retries == 1)
+        settings.volume = 7
+        #expect(settings.volume == 1)
+    }
+
+    @Test func settingsGuideLayerSample() {
+        let store = SettingsStore.inMemory()
+        store.register(defaults: ["Network": ["timeout": 30]])
+        store["Network/timeout"] = 60
+        #expect(store.source(of: "Network/timeout") == .user)
+        store.removeValue(for: "Network/timeout")
+        #expect(store["Network/timeout"] == 30)
+    }
+}
