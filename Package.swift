@@ -21,7 +21,12 @@ let package = Package(
         .target(name: "SettingsPlist", swiftSettings: upcoming),
         .target(name: "Settings", dependencies: ["SettingsPlist"], swiftSettings: upcoming),
         .executableTarget(name: "settings", dependencies: ["SettingsPlist"], swiftSettings: upcoming),
-        .executableTarget(name: "SettingsExample", dependencies: ["Settings", "SettingsPlist"], swiftSettings: upcoming),
+        .executableTarget(
+            name: "SettingsExample",
+            dependencies: ["Settings", "SettingsPlist"],
+            exclude: ["Defaults.plist", "Overrides.plist"],  // read from beside the source at run time
+            swiftSettings: upcoming
+        ),
         .executableTarget(
             name: "settings-bench",
             dependencies: ["SettingsPlist", "Settings"],

@@ -29,6 +29,45 @@ enum CodecBenchmarks {
             }
         }
     }
+
+    /// Codable: an array of models (about `targetBytes` of XML) decoded and encoded.
+    static func runCodable(_ h: Harness, label: String, targetBytes: Int) throws {
+        let count = max(1, targetBytes / 560)
+        let models = Model.many(count)
+        let foundationEncoder = PropertyListEncoder()
+        foundationEncoder.outputFormat = .xml
+        let xml = try foundationEncoder.encode(models)
+        foundationEncoder.outputFormat = .binary
+        let binary = try foundationEncoder.encode(models)
+        print("# codable-\(label): \(count) models, XML \(xml.count) bytes, binary \(binary.count) bytes")
+        let ours = PlistDecoder()
+        guard try ours.decode([Model].self, from: xml) == models else { throw BenchError.mismatch("codable decode") }
+
+        try h.throughput("codable-decode-xml-\(label)", "Settings", bytes: xml.count) { blackHole(try ours.decode([Model].self, from: xml)) }
+        try h.throughput("codable-decode-xml-\(label)", "PropertyListDecoder", bytes: xml.count) {
+            blackHole(try PropertyListDecoder().decode([Model].self, from: xml))
+        }
+        try h.throughput("codable-decode-binary-\(label)", "Settings", bytes: binary.count) { blackHole(try ours.decode([Model].self, from: binary)) }
+        try h.throughput("codable-decode-binary-\(label)", "PropertyListDecoder", bytes: binary.count) {
+            blackHole(try PropertyListDecoder().decode([Model].self, from: binary))
+        }
+        var xmlEncoder = PlistEncoder()
+        xmlEncoder.outputFormat = .xml
+        var binaryEncoder = PlistEncoder()
+        binaryEncoder.outputFormat = .binary
+        try h.throughput("codable-encode-xml-\(label)", "Settings", bytes: xml.count) { blackHole(try xmlEncoder.encode(models)) }
+        try h.throughput("codable-encode-xml-\(label)", "PropertyListEncoder", bytes: xml.count) {
+            let e = PropertyListEncoder()
+            e.outputFormat = .xml
+            blackHole(try e.encode(models))
+        }
+        try h.throughput("codable-encode-binary-\(label)", "Settings", bytes: binary.count) { blackHole(try binaryEncoder.encode(models)) }
+        try h.throughput("codable-encode-binary-\(label)", "PropertyListEncoder", bytes: binary.count) {
+            let e = PropertyListEncoder()
+            e.outputFormat = .binary
+            blackHole(try e.encode(models))
+        }
+    }
 }
 
 enum BenchError: Error {

@@ -14,6 +14,34 @@ enum StoreBenchmarks {
         }
     }
 
+    /// Runs each store operation `count` times with no timing, for instruction-count profiles
+    /// (`valgrind --tool=callgrind settings-bench --profile-store 100000`).
+    static func profile(count: Int) {
+        let store = SettingsStore.inMemory(["count": 42, "name": "Ada Lovelace"])
+        let settings = BenchSettings(store: store)
+        let ints = Mutex<[String: Int]>(["count": 42])
+        profileSettingsWrite(settings, count)
+        profileMutexWrite(ints, count)
+        profileSettingsRead(settings, count)
+        profileMutexRead(ints, count)
+    }
+
+    @inline(never) static func profileSettingsWrite(_ settings: BenchSettings, _ count: Int) {
+        for i in 0..<count { settings.count = i }
+    }
+
+    @inline(never) static func profileMutexWrite(_ ints: borrowing Mutex<[String: Int]>, _ count: Int) {
+        for i in 0..<count { ints.withLock { $0["count"] = i } }
+    }
+
+    @inline(never) static func profileSettingsRead(_ settings: BenchSettings, _ count: Int) {
+        for _ in 0..<count { blackHole(settings.count) }
+    }
+
+    @inline(never) static func profileMutexRead(_ ints: borrowing Mutex<[String: Int]>, _ count: Int) {
+        for _ in 0..<count { blackHole(ints.withLock { $0["count"] }) }
+    }
+
     static func run(_ h: Harness) {
         let store = SettingsStore.inMemory(["count": 42, "name": "Ada Lovelace"])
         let settings = BenchSettings(store: store)

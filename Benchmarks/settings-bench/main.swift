@@ -15,6 +15,9 @@ while let arg = args.popFirst() {
     case "--samples": samples = Int(args.popFirst() ?? "") ?? samples
     case "--sizes": sizeNames = (args.popFirst() ?? "").split(separator: ",").map(String.init)
     case "--only": only = args.popFirst()
+    case "--profile-store":
+        StoreBenchmarks.profile(count: Int(args.popFirst() ?? "") ?? 100_000)
+        exit(0)
     default:
         FileHandle.standardError.write(Data("unknown argument \(arg)\n".utf8))
         exit(2)
@@ -26,6 +29,11 @@ let harness = Harness(samples: samples, minimumSampleTime: minimumSampleTime)
 print("# settings-bench: \(samples) samples of >= \(minimumSampleTime)s, median; sizes \(sizeNames.joined(separator: ","))")
 do {
     if only == nil || only == "codec" { try CodecBenchmarks.run(harness, sizes: sizes) }
+    if only == nil || only == "codable" {
+        for (label, target) in sizes where target <= 1_000_000 {
+            try CodecBenchmarks.runCodable(harness, label: label, targetBytes: target)
+        }
+    }
     if only == nil || only == "store" { StoreBenchmarks.run(harness) }
 } catch {
     print("benchmark failed: \(error)")

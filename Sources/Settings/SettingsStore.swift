@@ -223,7 +223,11 @@ public actor SettingsStore {
     /// The one write path: changes one key of one layer, bumps the generation.
     nonisolated func change(_ layer: SettingsLayer, key: SettingsKey, to value: PlistValue?) {
         let changed = state.withLock { s -> Bool in
-            let old = s.modify(layer) { $0.setValue(value, at: key.components[...]) }
+            let old = s.modify(layer) { dict in
+                key.isTopLevel
+                    ? dict.replaceValue(value, forKey: key.components[0])
+                    : dict.setValue(value, at: key.components[...])
+            }
             guard old != value else { return false }
             if layer == .user { s.markDirty(key) }
             return true

@@ -1,6 +1,334 @@
-/// Writes binary property lists. (Stub: being written.)
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// Writes binary property lists (`bplist00`) that CoreFoundation, plistlib and libplist read.
+///
+/// Equal values are written once: strings, numbers, dates, data, UIDs and also equal containers
+/// (two arrays or dictionaries whose children are the same objects). Equality is the exact
+/// ``PlistValue`` equality, so `1`, `1.0` and `true` stay three objects, and so do `0.0` and `-0.0`.
+/// Integers and references use the smallest width CoreFoundation would; reals are always 8-byte
+/// doubles (a `Double` is a 64-bit CFNumber, which CF writes as 8 bytes).
 enum BinaryPlistWriter {
     static func write(_ value: PlistValue) throws(PlistError) -> [UInt8] {
-        throw PlistError(.unencodable, "binary writer not implemented")
+        var flattener = BinaryPlistFlattener()
+        _ = try flattener.add(value)
+        return flattener.finish()
+    }
+}
+
+/// Numbers the objects of a value tree children-first, writing scalars as soon as they are met
+/// and containers once every object number, hence the reference width, is known.
+///
+/// Objects are numbered in post-order (a container after its children, so equal containers can
+/// be recognised by their children's numbers); the file numbers them in reverse, so the top
+/// object is object 0 as in CoreFoundation's files.
+struct BinaryPlistFlattener {
+    /// The file so far: the header, then each scalar object as it is first met.
+    private var out: [UInt8] = Array("bplist00".utf8)
+    /// The byte offset of every object, by post-order number (containers filled in by ``finish()``).
+    private var offsets: [Int] = []
+    /// Containers in post-order, with their children in ``refs``.
+    private var containers: [Container] = []
+    /// Children (post-order numbers) of all containers, each container's run contiguous.
+    private var refs: [Int] = []
+    /// Children of the containers being flattened, innermost last.
+    private var pending: [Int] = []
+
+    /// Strings met so far (by code points, through `stringSlots`) and their object numbers.
+    private var strings: [String] = []
+    private var stringObjects: [Int] = []
+    private var stringSlots = BinaryPlistHashSlots()
+    private var integers: [PlistInteger: Int] = [:]
+    /// Reals and dates by bit pattern: `-0.0` and `0.0` stay apart, each NaN payload is kept.
+    private var reals: [UInt64: Int] = [:]
+    private var dates: [UInt64: Int] = [:]
+    private var datas: [Data: Int] = [:]
+    private var uids: [UInt64: Int] = [:]
+    private var booleans: (false: Int, true: Int) = (-1, -1)
+    /// Containers by a hash of kind and children.
+    private var containerSlots = BinaryPlistHashSlots()
+
+    private struct Container {
+        /// `0xA0` (array) or `0xD0` (dictionary).
+        var marker: UInt8
+        var object: Int
+        var refStart: Int
+        var refCount: Int
+        /// Elements (arrays) or entries (dictionaries): what the marker counts.
+        var count: Int
+    }
+
+    /// Adds `value` and everything in it; returns its post-order object number.
+    mutating func add(_ value: PlistValue) throws(PlistError) -> Int {
+        switch value {
+        case .string(let s):
+            return addString(s)
+        case .integer(let i):
+            if let known = Self.claim(&integers[i, default: -1], next: offsets.count) { return known }
+            return startObject { $0.writeInteger(i) }
+        case .real(let d):
+            if let known = Self.claim(&reals[d.bitPattern, default: -1], next: offsets.count) { return known }
+            return startObject { $0.writeDouble(0x23, d) }
+        case .bool(let b):
+            let known = b ? booleans.true : booleans.false
+            if known >= 0 { return known }
+            let object = startObject { $0.out.append(b ? 0x09 : 0x08) }
+            if b { booleans.true = object } else { booleans.false = object }
+            return object
+        case .date(let d):
+            let t = d.timeIntervalSinceReferenceDate
+            if let known = Self.claim(&dates[t.bitPattern, default: -1], next: offsets.count) { return known }
+            return startObject { $0.writeDouble(0x33, t) }
+        case .data(let d):
+            if let known = Self.claim(&datas[d, default: -1], next: offsets.count) { return known }
+            return startObject { $0.writeData(d) }
+        case .uid(let u):
+            guard u <= UInt64(UInt32.max) else {
+                throw PlistError(.unencodable, "UID \(u) is wider than 32 bits, which binary plist readers refuse")
+            }
+            if let known = Self.claim(&uids[u, default: -1], next: offsets.count) { return known }
+            return startObject { $0.writeUID(UInt32(u)) }
+        case .array(let elements):
+            let base = pending.count
+            for element in elements { pending.append(try add(element)) }
+            return addContainer(0xA0, count: elements.count, from: base)
+        case .dictionary(let dictionary):
+            let base = pending.count
+            for key in dictionary.keys { pending.append(addString(key)) }
+            for element in dictionary.values { pending.append(try add(element)) }
+            return addContainer(0xD0, count: dictionary.count, from: base)
+        }
+    }
+
+    private mutating func addString(_ s: String) -> Int {
+        var text = s
+        let next = strings.count
+        let index = text.withUTF8 { bytes in
+            stringSlots.findOrInsert(hash: BinaryPlistHashSlots.hash(bytes), next) { candidate in
+                var other = strings[candidate]
+                return other.withUTF8 { BinaryPlistText.equal(bytes, $0) }
+            }
+        }
+        if index < next { return stringObjects[index] }
+        strings.append(s)
+        let object = startObject { $0.writeString(s) }
+        stringObjects.append(object)
+        return object
+    }
+
+    /// Returns the number already in `slot`, or stores `next` there and returns `nil` (the
+    /// caller then writes object `next`). One hash lookup either way.
+    @inline(__always)
+    private static func claim(_ slot: inout Int, next: Int) -> Int? {
+        if slot >= 0 { return slot }
+        slot = next
+        return nil
+    }
+
+    /// Records a new scalar object at the current end of the file and writes it.
+    @inline(__always)
+    private mutating func startObject(_ write: (inout Self) -> Void) -> Int {
+        let object = offsets.count
+        offsets.append(out.count)
+        write(&self)
+        return object
+    }
+
+    /// The container whose children are `pending[base...]`: an existing equal one, or a new one.
+    private mutating func addContainer(_ marker: UInt8, count: Int, from base: Int) -> Int {
+        let refCount = pending.count - base
+        var hash = BinaryPlistHashSlots.seed ^ UInt64(marker)
+        for i in base ..< pending.count { hash = BinaryPlistHashSlots.mix(hash, UInt64(truncatingIfNeeded: pending[i])) }
+        hash = BinaryPlistHashSlots.finish(hash)
+        let next = containers.count
+        let found = containerSlots.findOrInsert(hash: hash, next) { candidate in
+            let c = containers[candidate]
+            return c.marker == marker && c.refCount == refCount
+                && refs[c.refStart ..< c.refStart + refCount].elementsEqual(pending[base...])
+        }
+        if found < next {
+            pending.removeSubrange(base...)
+            return containers[found].object
+        }
+        let object = offsets.count
+        offsets.append(-1)
+        containers.append(Container(marker: marker, object: object, refStart: refs.count, refCount: refCount, count: count))
+        refs.append(contentsOf: pending[base...])
+        pending.removeSubrange(base...)
+        return object
+    }
+
+    // MARK: Finishing
+
+    /// Appends the containers, the offset table and the trailer; returns the file.
+    mutating func finish() -> [UInt8] {
+        let objectCount = offsets.count
+        let refSize = Self.width(for: objectCount)
+        out.reserveCapacity(out.count + containerBytes(refSize: refSize) + objectCount * 8 + 32)
+        for c in containers {
+            offsets[c.object] = out.count
+            writeHead(c.marker, c.count)
+            let (refs, start) = (self.refs, c.refStart)
+            appendBigEndian(c.refCount, size: refSize) { UInt64(objectCount - 1 - refs[start + $0]) }
+        }
+        let tableOffset = out.count
+        let offsetSize = Self.width(for: tableOffset)
+        let offsets = self.offsets
+        appendBigEndian(objectCount, size: offsetSize) { UInt64(offsets[objectCount - 1 - $0]) }
+        // Trailer: 5 unused bytes, sort version, the two sizes, then count, top object, table offset.
+        out.append(contentsOf: [0, 0, 0, 0, 0, 0, UInt8(offsetSize), UInt8(refSize)])
+        appendBigEndian(UInt64(objectCount), size: 8)
+        appendBigEndian(0, size: 8)
+        appendBigEndian(UInt64(tableOffset), size: 8)
+        return out
+    }
+
+    /// An upper bound for the bytes the containers take, to size the output once.
+    private func containerBytes(refSize: Int) -> Int {
+        containers.count * 10 + refs.count * refSize
+    }
+
+    /// The smallest of 1, 2, 4 and 8 bytes whose range exceeds `value`: CoreFoundation's rule
+    /// for reference and offset sizes (its reader requires `value < 256^size`).
+    static func width(for value: Int) -> Int {
+        switch value {
+        case ..<0x100: 1
+        case ..<0x1_0000: 2
+        case ..<0x1_0000_0000: 4
+        default: 8
+        }
+    }
+
+    // MARK: Object encodings
+
+    /// A marker with its count: in the low nibble below 15, else nibble 0xF and an integer object.
+    private mutating func writeHead(_ marker: UInt8, _ count: Int) {
+        if count < 15 {
+            out.append(marker | UInt8(count))
+        } else {
+            out.append(marker | 0x0F)
+            writeInteger(PlistInteger(UInt64(count)))
+        }
+    }
+
+    /// Non-negative values in 1, 2, 4 or 8 bytes (1-4 read as unsigned); negative ones as 8-byte
+    /// two's complement; values above `Int64.max` as 16 bytes with the high half zero.
+    private mutating func writeInteger(_ i: PlistInteger) {
+        let bits = i.bits
+        if i.isNegative || (bits > 0xFFFF_FFFF && bits <= UInt64(Int64.max)) {
+            out.append(0x13)
+            appendBigEndian(bits, size: 8)
+        } else if bits <= 0xFF {
+            out.append(0x10)
+            out.append(UInt8(bits))
+        } else if bits <= 0xFFFF {
+            out.append(0x11)
+            appendBigEndian(bits, size: 2)
+        } else if bits <= 0xFFFF_FFFF {
+            out.append(0x12)
+            appendBigEndian(bits, size: 4)
+        } else {
+            out.append(0x14)
+            appendBigEndian(0, size: 8)
+            appendBigEndian(bits, size: 8)
+        }
+    }
+
+    private mutating func writeDouble(_ marker: UInt8, _ d: Double) {
+        out.append(marker)
+        appendBigEndian(d.bitPattern, size: 8)
+    }
+
+    private mutating func writeUID(_ u: UInt32) {
+        let size = u <= 0xFF ? 1 : u <= 0xFFFF ? 2 : 4
+        out.append(0x80 | UInt8(size - 1))
+        appendBigEndian(UInt64(u), size: size)
+    }
+
+    private mutating func writeData(_ d: Data) {
+        writeHead(0x40, d.count)
+        d.withUnsafeBytes { raw in out.append(contentsOf: raw.assumingMemoryBound(to: UInt8.self)) }
+    }
+
+    /// ASCII strings as `0x5_` bytes, others as `0x6_` UTF-16 big-endian, as CoreFoundation does.
+    private mutating func writeString(_ s: String) {
+        var s = s
+        s.withUTF8 { utf8 in
+            if BinaryPlistText.isASCII(utf8) {
+                writeHead(0x50, utf8.count)
+                out.append(contentsOf: utf8)
+            } else {
+                writeUTF16BigEndian(utf8)
+            }
+        }
+    }
+
+    /// Transcodes valid UTF-8 (a `String`'s storage) to a `0x6_` object.
+    private mutating func writeUTF16BigEndian(_ utf8: UnsafeBufferPointer<UInt8>) {
+        // One unit per scalar, two for scalars with 4-byte encodings (lead byte >= 0xF0).
+        var units = 0
+        for b in utf8 {
+            if b & 0xC0 != 0x80 { units += 1 }
+            if b >= 0xF0 { units += 1 }
+        }
+        writeHead(0x60, units)
+        out.reserveCapacity(out.count + 2 * units)
+        var i = 0
+        while i < utf8.count {
+            let b = UInt32(utf8[i])
+            var scalar: UInt32
+            if b < 0x80 {
+                scalar = b
+                i += 1
+            } else if b < 0xE0 {
+                scalar = (b & 0x1F) << 6 | UInt32(utf8[i + 1] & 0x3F)
+                i += 2
+            } else if b < 0xF0 {
+                scalar = (b & 0x0F) << 12 | UInt32(utf8[i + 1] & 0x3F) << 6 | UInt32(utf8[i + 2] & 0x3F)
+                i += 3
+            } else {
+                scalar = (b & 0x07) << 18 | UInt32(utf8[i + 1] & 0x3F) << 12
+                    | UInt32(utf8[i + 2] & 0x3F) << 6 | UInt32(utf8[i + 3] & 0x3F)
+                i += 4
+            }
+            if scalar >= 0x10000 {
+                scalar -= 0x10000
+                appendBigEndian(UInt64(0xD800 | scalar >> 10), size: 2)
+                scalar = 0xDC00 | scalar & 0x3FF
+            }
+            appendBigEndian(UInt64(scalar), size: 2)
+        }
+    }
+
+    /// Appends `count` integers of `size` bytes, big-endian, the `i`th being `value(i)`.
+    @inline(__always)
+    private mutating func appendBigEndian(_ count: Int, size: Int, _ value: (Int) -> UInt64) {
+        let start = out.count
+        out.append(contentsOf: repeatElement(0, count: count * size))
+        out.withUnsafeMutableBytes { raw in
+            var position = start
+            for i in 0 ..< count {
+                let v = value(i)
+                switch size {
+                case 1: raw[position] = UInt8(truncatingIfNeeded: v)
+                case 2: raw.storeBytes(of: UInt16(truncatingIfNeeded: v).bigEndian, toByteOffset: position, as: UInt16.self)
+                case 4: raw.storeBytes(of: UInt32(truncatingIfNeeded: v).bigEndian, toByteOffset: position, as: UInt32.self)
+                default: raw.storeBytes(of: v.bigEndian, toByteOffset: position, as: UInt64.self)
+                }
+                position += size
+            }
+        }
+    }
+
+    @inline(__always)
+    private mutating func appendBigEndian(_ value: UInt64, size: Int) {
+        var shift = (size - 1) * 8
+        while shift >= 0 {
+            out.append(UInt8(truncatingIfNeeded: value >> UInt64(shift)))
+            shift -= 8
+        }
     }
 }

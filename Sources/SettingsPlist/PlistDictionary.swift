@@ -254,9 +254,18 @@ extension PlistDictionary: CustomStringConvertible {
     @usableFromInline init(_ string: String) { self.string = string }
 
     @usableFromInline static func equal(_ a: String, _ b: String) -> Bool {
+        // Identical representations hold identical text: true for any two equal small strings
+        // (stored inline, canonically) and for strings sharing storage. Only a comparison of
+        // bits, never a use of them, so it cannot misbehave if the layout changes: it would
+        // merely stop finding matches here and fall through to the byte comparison.
+        if MemoryLayout<String>.size == MemoryLayout<(UInt64, UInt64)>.size,
+           unsafeBitCast(a, to: (UInt64, UInt64).self) == unsafeBitCast(b, to: (UInt64, UInt64).self) {
+            return true
+        }
+        guard a.utf8.count == b.utf8.count else { return false }
         // Compare the contiguous UTF-8 bytes directly: much cheaper than iterating the views.
         var a = a, b = b
-        return a.withUTF8 { pa in b.withUTF8 { pb in pa.count == pb.count && pa.elementsEqual(pb) } }
+        return a.withUTF8 { pa in b.withUTF8 { pb in pa.elementsEqual(pb) } }
     }
 
     @usableFromInline static func == (lhs: CodePointKey, rhs: CodePointKey) -> Bool {

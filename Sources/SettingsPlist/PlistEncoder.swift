@@ -104,6 +104,11 @@ final class PlistValueEncoder: Encoder {
     /// One bit per class (length and first byte) of the keys encoded so far: a key whose class
     /// bit is clear is certainly new. A 64-bit Bloom filter, never cleared.
     @exclusivity(unchecked) private var keyClasses: UInt64 = 0
+    /// How many entries or elements to reserve when this value becomes a container: the size of
+    /// the previous sibling, since arrays of models repeat one shape.
+    @exclusivity(unchecked) private var capacityHint = 8
+    /// The size of the last nested value finished here, handed to the next child as its hint.
+    @exclusivity(unchecked) private var lastChildSize = 8
     /// A misuse that a non-throwing requirement could not report; ``finish()`` throws it.
     @exclusivity(unchecked) private var misuse: String?
 
@@ -152,9 +157,9 @@ final class PlistValueEncoder: Encoder {
             misuse = "requested \(newKind.containerName) after encoding \(kind.containerName)"
         }
         kind = newKind
-        // Room for a typical struct's properties, so that small containers never regrow.
-        if newKind == .dictionary, dictionary.isEmpty { dictionary = PlistDictionary(minimumCapacity: 8) }
-        if newKind == .array, array.isEmpty { array.reserveCapacity(8) }
+        // Room for as many entries as the previous sibling had, so that containers rarely regrow.
+        if newKind == .dictionary, dictionary.isEmpty { dictionary = PlistDictionary(minimumCapacity: capacityHint) }
+        if newKind == .array, array.isEmpty { array.reserveCapacity(capacityHint) }
     }
 
     // MARK: Writing
@@ -231,13 +236,25 @@ final class PlistValueEncoder: Encoder {
     func encodeNested<T: Encodable>(_ value: T, key: (any CodingKey)?) throws -> PlistValue {
         if let direct = DirectCoding(T.self) { return Self.encodeDirectly(value, direct) }
         let child = PlistValueEncoder(parent: self, key: key, userInfo: userInfo)
+        child.capacityHint = lastChildSize
         do {
             try value.encode(to: child)
         } catch {
             // Errors from the type's own code get the path here, where it is known.
             throw PlistError.coding(error, at: child.codingPath, fallback: .unencodable)
         }
-        return try child.finish() ?? .dictionary(PlistDictionary())
+        let result = try child.finish() ?? .dictionary(PlistDictionary())
+        lastChildSize = min(max(child.size, 1), 64)
+        return result
+    }
+
+    /// The number of entries or elements encoded so far.
+    private var size: Int {
+        switch kind {
+        case .empty, .single: 0
+        case .dictionary: dictionary.count
+        case .array: array.count
+        }
     }
 
     /// Encodes the top-level value, which must encode something.

@@ -1,0 +1,816 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+// MARK: - Public entry points
+
+extension PlistValue {
+    /// Reads a property list written in the OpenStep (NeXT) text syntax: the syntax `defaults write`
+    /// takes for values and NSUserDefaults takes for `-key value` command-line arguments.
+    ///
+    /// ```swift
+    /// let server = try PlistValue(literal: #"{ host = "example.com"; ports = (80, 443, ); key = <0fbd 7777>; }"#)
+    /// server["host"]?.stringValue        // "example.com"
+    /// server["ports"]?[0]?.stringValue   // "80": OpenStep has no numbers, only strings
+    /// let typed = try PlistValue(literal: "(80, 1.5, YES, \"42\")", inferringTypes: true)
+    /// // [.integer(80), .real(1.5), .bool(true), .string("42")]
+    /// ```
+    ///
+    /// The syntax, as CoreFoundation reads it:
+    /// - strings: unquoted runs of `A-Z a-z 0-9 _ $ + / : . -`, or quoted with `"` or `'`; inside
+    ///   quotes the C escapes `\n \t \r \a \b \f \v`, `\"`, `\\`, octal `\012` (up to three digits,
+    ///   read in the NeXTSTEP encoding) and `\U20AC` (up to four hex digits; two in a row that form
+    ///   a UTF-16 surrogate pair make one character, a lone surrogate becomes U+FFFD); a backslash
+    ///   before any other character stands for that character;
+    /// - arrays `( a, b, )`, the trailing comma allowed;
+    /// - dictionaries `{ key = value; key2 = value2; }`, keys are strings, every entry ends with
+    ///   `;`, a duplicate key keeps its last value, and `key;` alone means `key = key;`;
+    /// - data `<0fbd 7777>`: pairs of hex digits, whitespace allowed between pairs;
+    /// - comments `// ...` and `/* ... */` wherever whitespace may go.
+    ///
+    /// As in CoreFoundation, empty (or all-whitespace) text is an empty dictionary, and a string
+    /// followed by more text is read as the body of a dictionary without braces (the `.strings`
+    /// file form, `a = 1; b = 2;`). Deliberate differences: `+` may appear in unquoted words (so
+    /// `+5` needs no quotes); an unterminated `/*` comment and an octal escape above `\377` or
+    /// naming no NeXTSTEP character (`\376`, `\377`) are errors, not silently accepted.
+    ///
+    /// - Parameters:
+    ///   - text: the literal.
+    ///   - options: limits for hostile input (``PlistReadOptions/maximumDepth`` bounds nesting).
+    ///   - inferringTypes: `false` (OpenStep's rule, the default) keeps every unquoted word a
+    ///     string; `true` reads unquoted words that ``inferredScalar(_:)`` recognises as integers,
+    ///     reals and Booleans. Quoted text and dictionary keys are strings either way.
+    /// - Throws: ``PlistError`` with the line and column (in bytes) of the problem:
+    ///   ``PlistError/Code/syntax`` for an unexpected character, ``PlistError/Code/unexpectedEnd``
+    ///   for an unterminated string, container, data or comment (positioned at its start),
+    ///   ``PlistError/Code/invalidValue`` for bad data or escapes, ``PlistError/Code/tooDeep``.
+    public init(literal text: String, options: PlistReadOptions = .init(), inferringTypes: Bool = false) throws(PlistError) {
+        var text = text
+        let result = text.withUTF8 { buffer in
+            Result { () throws(PlistError) in
+                try PlistLiteralReader.read(buffer, options: options, inferTypes: inferringTypes)
+            }
+        }
+        self = try result.get()
+    }
+
+    /// The integer, real or Boolean that a bare word stands for, or `nil` when it is just text.
+    ///
+    /// ```swift
+    /// PlistValue.inferredScalar("42")      // .integer(42)
+    /// PlistValue.inferredScalar("-1.5e3")  // .real(-1500)
+    /// PlistValue.inferredScalar("yes")     // .bool(true)
+    /// PlistValue.inferredScalar("1.2.3")   // nil
+    /// ```
+    ///
+    /// The rules: `[+-]digits` in `Int64.min ... UInt64.max` is an integer (larger stays text);
+    /// a decimal with a `.` or an exponent (`1.5`, `.5`, `2e3`) that is finite is a real;
+    /// `YES`, `NO`, `true`, `false` in any letter case are Booleans. Nothing else is (no `inf`,
+    /// `nan`, hex, `on`/`off`, surrounding spaces).
+    ///
+    /// - Parameter text: one word, exactly as given.
+    public static func inferredScalar(_ text: String) -> PlistValue? {
+        var text = text
+        return text.withUTF8 { LiteralScalars.infer($0[...]) }
+    }
+
+    /// The value for a typed `defaults write` argument: `defaults write domain key -type values...`.
+    ///
+    /// ```swift
+    /// try PlistValue.fromDefaultsArgument(type: "-int", ["42"])            // .integer(42)
+    /// try PlistValue.fromDefaultsArgument(type: "-bool", ["yes"])          // .bool(true)
+    /// try PlistValue.fromDefaultsArgument(type: "-array", ["a", "b"])      // ["a", "b"]
+    /// try PlistValue.fromDefaultsArgument(type: "-dict", ["k", "v"])       // ["k": "v"]
+    /// ```
+    ///
+    /// The types (the leading `-` is optional):
+    /// - `-string`: the text as it is;
+    /// - `-int`, `-integer`: `[+-]digits` within `Int64`;
+    /// - `-float`: a decimal number (`3`, `-1.5`, `2e-3`), finite;
+    /// - `-bool`, `-boolean`: `YES`/`NO`/`true`/`false`/`1`/`0`, any letter case;
+    /// - `-date`: `YYYY-MM-DDTHH:MM:SSZ` or `YYYY-MM-DD HH:MM:SS ±HHMM`, fields range-checked;
+    /// - `-data`: hex digits, pairs optionally separated by whitespace, optionally inside `< >`;
+    /// - `-array`: every remaining value, as strings (none gives an empty array);
+    /// - `-dict`: key value pairs, values as strings; a repeated key keeps its last value.
+    ///
+    /// - Parameters:
+    ///   - type: the type flag, e.g. `"-int"`.
+    ///   - values: the arguments after it; scalar types take exactly one.
+    /// - Throws: ``PlistError/Code/invalidValue`` naming the type and the text it could not read.
+    public static func fromDefaultsArgument(type: String, _ values: [String]) throws(PlistError) -> PlistValue {
+        try DefaultsArgument.value(type: type, values)
+    }
+}
+
+// MARK: - The reader
+
+/// Reads OpenStep text property lists from UTF-8 bytes. Iterative (no recursion), so nesting is
+/// bounded only by ``PlistReadOptions/maximumDepth`` and never by the stack.
+enum PlistLiteralReader {
+    static func read(_ buffer: UnsafeBufferPointer<UInt8>, options: PlistReadOptions, inferTypes: Bool) throws(PlistError) -> PlistValue {
+        var parser = LiteralParser(buffer, maximumDepth: options.maximumDepth, inferTypes: inferTypes)
+        return try parser.parseDocument()
+    }
+}
+
+/// The parser's state. Open containers are frames; their finished children wait on the shared
+/// `values` and `keys` stacks until the container closes, so each value is moved once.
+struct LiteralParser {
+    enum Kind {
+        case array
+        case dictionary
+        /// The brace-less dictionary of a `.strings`-style document: ends at the end of input.
+        case stringsFile
+    }
+
+    struct Frame {
+        let kind: Kind
+        /// Offset of the opening bracket (0 for the strings-file form).
+        let open: Int
+        let valueStart: Int
+        let keyStart: Int
+    }
+
+    let bytes: UnsafeBufferPointer<UInt8>
+    let end: Int
+    let maximumDepth: Int
+    let inferTypes: Bool
+    var p = 0
+    var frames: [Frame] = []
+    var values: [PlistValue] = []
+    var keys: [String] = []
+
+    init(_ bytes: UnsafeBufferPointer<UInt8>, maximumDepth: Int, inferTypes: Bool) {
+        self.bytes = bytes
+        self.end = bytes.count
+        self.maximumDepth = maximumDepth
+        self.inferTypes = inferTypes
+    }
+
+    // MARK: Document
+
+    mutating func parseDocument() throws(PlistError) -> PlistValue {
+        try skipSpace()
+        guard p < end else { return .dictionary(PlistDictionary()) }
+        let start = p
+        let rootIsString = Self.isQuote(bytes[p]) || Self.isUnquoted(bytes[p])
+        let value = try parseValue()
+        try skipSpace()
+        guard p < end else { return value }
+        guard rootIsString else {
+            throw error(.syntax, "unexpected \(describe(p)) after the value", at: p)
+        }
+        // A string followed by more text: read the whole text again as `key = value;` entries.
+        p = start
+        frames.append(Frame(kind: .stringsFile, open: start, valueStart: 0, keyStart: 0))
+        if let whole = try continueDictionary() { return whole }
+        return try parseValue()
+    }
+
+    /// Reads one complete value, including everything nested in it, and closes the frames that
+    /// were open when it started as they complete (the strings-file frame included).
+    mutating func parseValue() throws(PlistError) -> PlistValue {
+        var value = try beginValue()
+        while let frame = frames.last {
+            values.append(value)
+            let closed: PlistValue?
+            switch frame.kind {
+            case .array:
+                closed = try continueArray()
+            case .dictionary, .stringsFile:
+                try expectEntryEnd()
+                closed = try continueDictionary()
+            }
+            if let closed { value = closed } else { value = try beginValue() }
+        }
+        return value
+    }
+
+    /// Reads a value: a scalar is returned; an opened container is pushed as a frame and reading
+    /// goes on with its first child until some value completes.
+    mutating func beginValue() throws(PlistError) -> PlistValue {
+        while true {
+            try skipSpace()
+            guard p < end else { throw unterminated() }
+            let c = bytes[p]
+            switch c {
+            case UInt8(ascii: "("):
+                try checkDepth()
+                let open = p
+                p += 1
+                try skipSpace()
+                if p < end, bytes[p] == UInt8(ascii: ")") {
+                    p += 1
+                    return .array([])
+                }
+                frames.append(Frame(kind: .array, open: open, valueStart: values.count, keyStart: keys.count))
+            case UInt8(ascii: "{"):
+                try checkDepth()
+                frames.append(Frame(kind: .dictionary, open: p, valueStart: values.count, keyStart: keys.count))
+                p += 1
+                if let closed = try continueDictionary() { return closed }
+            case UInt8(ascii: "<"):
+                return .data(try readData())
+            case UInt8(ascii: "\""), UInt8(ascii: "'"):
+                return .string(try readQuoted())
+            default:
+                guard Self.isUnquoted(c) else {
+                    throw error(.syntax, "unexpected \(describe(p))\(expectationInFrame)", at: p)
+                }
+                let word = readWord()
+                if inferTypes, let typed = LiteralScalars.infer(word) { return typed }
+                return .string(Self.string(word))
+            }
+        }
+    }
+
+    /// After an array element: `,` (maybe then `)`) or `)`. Returns the array when it closes.
+    mutating func continueArray() throws(PlistError) -> PlistValue? {
+        try skipSpace()
+        guard p < end else { throw unterminated() }
+        switch bytes[p] {
+        case UInt8(ascii: ","):
+            p += 1
+            try skipSpace()
+            guard p < end else { throw unterminated() }
+            guard bytes[p] == UInt8(ascii: ")") else { return nil }
+            p += 1
+            return closeArray()
+        case UInt8(ascii: ")"):
+            p += 1
+            return closeArray()
+        default:
+            throw error(.syntax, "expected ',' or ')' after an array element, found \(describe(p))", at: p)
+        }
+    }
+
+    /// Reads dictionary entries until a value is needed (after `=`: returns `nil`) or the
+    /// dictionary closes (returns it). `key;` entries are complete on their own.
+    mutating func continueDictionary() throws(PlistError) -> PlistValue? {
+        guard let frame = frames.last else { return nil }
+        while true {
+            try skipSpace()
+            guard p < end else {
+                guard frame.kind == .stringsFile else { throw unterminated() }
+                return closeDictionary()
+            }
+            let c = bytes[p]
+            if c == UInt8(ascii: "}") {
+                guard frame.kind == .dictionary else {
+                    throw error(.syntax, "unexpected '}' outside a dictionary", at: p)
+                }
+                p += 1
+                return closeDictionary()
+            }
+            let keyOffset = p
+            let key: String
+            if Self.isQuote(c) {
+                key = try readQuoted()
+            } else if Self.isUnquoted(c) {
+                key = Self.string(readWord())
+            } else {
+                let wanted = frame.kind == .dictionary ? "a key or '}'" : "a key"
+                throw error(.syntax, "expected \(wanted), found \(describe(p))", at: p)
+            }
+            try skipSpace()
+            guard p < end else {
+                if frame.kind == .dictionary { throw unterminated() }
+                throw error(.unexpectedEnd, "expected '=' or ';' after the key \"\(key)\"", at: keyOffset)
+            }
+            switch bytes[p] {
+            case UInt8(ascii: ";"):
+                p += 1
+                keys.append(key)
+                values.append(.string(key))
+            case UInt8(ascii: "="):
+                p += 1
+                keys.append(key)
+                return nil
+            default:
+                throw error(.syntax, "expected '=' or ';' after the key \"\(key)\", found \(describe(p))", at: p)
+            }
+        }
+    }
+
+    /// The `;` that ends every dictionary entry.
+    mutating func expectEntryEnd() throws(PlistError) {
+        try skipSpace()
+        if p < end, bytes[p] == UInt8(ascii: ";") {
+            p += 1
+            return
+        }
+        let key = keys.last ?? ""
+        if p >= end, let frame = frames.last, frame.kind == .dictionary { throw unterminated() }
+        throw error(p < end ? .syntax : .unexpectedEnd,
+                    "expected ';' after the value of \"\(key)\", found \(describe(p))", at: p)
+    }
+
+    mutating func closeArray() -> PlistValue {
+        guard let frame = frames.popLast() else { return .array([]) }
+        let items = Array(values[frame.valueStart...])
+        values.removeSubrange(frame.valueStart...)
+        return .array(items)
+    }
+
+    mutating func closeDictionary() -> PlistValue {
+        guard let frame = frames.popLast() else { return .dictionary(PlistDictionary()) }
+        let count = keys.count - frame.keyStart
+        var dict = PlistDictionary(minimumCapacity: count)
+        for i in 0..<count {
+            _ = dict.insertFromReader(keys[frame.keyStart + i], values[frame.valueStart + i], keepFirst: false)
+        }
+        keys.removeSubrange(frame.keyStart...)
+        values.removeSubrange(frame.valueStart...)
+        return .dictionary(dict)
+    }
+
+    func checkDepth() throws(PlistError) {
+        guard frames.count < maximumDepth else {
+            throw error(.tooDeep, "arrays and dictionaries nested deeper than \(maximumDepth)", at: p)
+        }
+    }
+
+    /// What the innermost open container was waiting for, for "unexpected character" messages.
+    var expectationInFrame: String {
+        switch frames.last?.kind {
+        case .array?: " in an array (expected a value or ')')"
+        case .dictionary?, .stringsFile?: " (expected a value after '=')"
+        case nil: " (expected a value)"
+        }
+    }
+
+    /// The error for input that ends inside the innermost open container.
+    func unterminated() -> PlistError {
+        guard let frame = frames.last else {
+            return error(.unexpectedEnd, "unexpected end of input: expected a value", at: p)
+        }
+        switch frame.kind {
+        case .array: return error(.unexpectedEnd, "unterminated array: no ')' for this '('", at: frame.open)
+        case .dictionary: return error(.unexpectedEnd, "unterminated dictionary: no '}' for this '{'", at: frame.open)
+        case .stringsFile: return error(.unexpectedEnd, "unexpected end of input: expected a value after '='", at: p)
+        }
+    }
+
+    // MARK: Scalars
+
+    /// An unquoted word (the caller checked its first byte).
+    mutating func readWord() -> Slice<UnsafeBufferPointer<UInt8>> {
+        let start = p
+        while p < end, Self.isUnquoted(bytes[p]) { p += 1 }
+        return bytes[start..<p]
+    }
+
+    /// A quoted string; `p` is at the opening quote.
+    mutating func readQuoted() throws(PlistError) -> String {
+        let open = p
+        let quote = bytes[p]
+        p += 1
+        var mark = p
+        var escaped = false
+        var out: [UInt8] = []  // used only once an escape shows up
+        while p < end {
+            let c = bytes[p]
+            if c == quote {
+                let run = UnsafeBufferPointer(rebasing: bytes[mark..<p])
+                p += 1
+                guard escaped else { return String(decoding: run, as: UTF8.self) }
+                out.append(contentsOf: run)
+                return String(decoding: out, as: UTF8.self)
+            }
+            if c == UInt8(ascii: "\\") {
+                if !escaped {
+                    escaped = true
+                    out.reserveCapacity(end - open)
+                }
+                out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[mark..<p]))
+                p += 1
+                guard p < end else { break }
+                mark = try readEscape(into: &out)
+            } else {
+                p += 1
+            }
+        }
+        throw error(.unexpectedEnd, "unterminated quoted string", at: open)
+    }
+
+    /// Decodes the escape whose character is at `p` (after the backslash), appending it to `out`.
+    /// Returns where the next run of plain text starts.
+    mutating func readEscape(into out: inout [UInt8]) throws(PlistError) -> Int {
+        let c = bytes[p]
+        switch c {
+        case UInt8(ascii: "0")...UInt8(ascii: "7"):
+            let start = p - 1
+            var value = 0
+            var digits = 0
+            while digits < 3, p < end, bytes[p] >= UInt8(ascii: "0"), bytes[p] <= UInt8(ascii: "7") {
+                value = value * 8 + Int(bytes[p] - UInt8(ascii: "0"))
+                digits += 1
+                p += 1
+            }
+            guard let scalar = Self.nextStepScalar(value) else {
+                let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<p]), as: UTF8.self)
+                throw error(.invalidValue, "octal escape \(text) is not a character of the NeXTSTEP encoding", at: start)
+            }
+            Self.append(scalar, to: &out)
+        case UInt8(ascii: "U"):
+            p += 1
+            var unit = readHexUnit()
+            if UTF16.isLeadSurrogate(UInt16(unit)), p + 1 < end, bytes[p] == UInt8(ascii: "\\"), bytes[p + 1] == UInt8(ascii: "U") {
+                let back = p
+                p += 2
+                let low = readHexUnit()
+                if UTF16.isTrailSurrogate(UInt16(low)) {
+                    unit = 0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00)
+                } else {
+                    p = back  // not a pair: the second escape is read on its own
+                }
+            }
+            Self.append(Unicode.Scalar(UInt32(unit)) ?? "\u{FFFD}", to: &out)
+        case UInt8(ascii: "a"): out.append(0x07); p += 1
+        case UInt8(ascii: "b"): out.append(0x08); p += 1
+        case UInt8(ascii: "f"): out.append(0x0C); p += 1
+        case UInt8(ascii: "n"): out.append(0x0A); p += 1
+        case UInt8(ascii: "r"): out.append(0x0D); p += 1
+        case UInt8(ascii: "t"): out.append(0x09); p += 1
+        case UInt8(ascii: "v"): out.append(0x0B); p += 1
+        default:
+            // Any other character stands for itself (`\\`, `\"`, `\'`, a newline, `é`...): it
+            // starts the next plain run, and stepping over its first byte keeps a backslash
+            // there from being read as another escape.
+            p += 1
+            return p - 1
+        }
+        return p
+    }
+
+    /// Up to four hex digits (CoreFoundation's `\U`): stops at the first non-hex character.
+    mutating func readHexUnit() -> Int {
+        var unit = 0
+        var digits = 0
+        while digits < 4, p < end, let v = Self.hexValue(bytes[p]) {
+            unit = unit << 4 | Int(v)
+            digits += 1
+            p += 1
+        }
+        return unit
+    }
+
+    /// Data: `p` is at `<`. Hex pairs, with space, tab, CR, LF, U+2028 or U+2029 between them.
+    mutating func readData() throws(PlistError) -> Data {
+        let open = p
+        p += 1
+        var out: [UInt8] = []
+        out.reserveCapacity((end - p) / 2)
+        while p < end {
+            let c = bytes[p]
+            if c == UInt8(ascii: ">") {
+                p += 1
+                return Data(out)
+            }
+            if let high = Self.hexValue(c) {
+                guard p + 1 < end else { break }
+                guard let low = Self.hexValue(bytes[p + 1]) else {
+                    throw error(.invalidValue, "data needs two hex digits per byte; found \(describe(p + 1)) after '\(Character(Unicode.Scalar(c)))'", at: p + 1)
+                }
+                out.append(high << 4 | low)
+                p += 2
+            } else if c == 0x20 || c == 0x0A || c == 0x09 || c == 0x0D {
+                p += 1
+            } else if let length = lineSeparatorLength(at: p) {
+                p += length
+            } else {
+                throw error(.invalidValue, "invalid \(describe(p)) in data (expected hex digits or '>')", at: p)
+            }
+        }
+        throw error(.unexpectedEnd, "unterminated data: no '>' for this '<'", at: open)
+    }
+
+    // MARK: Whitespace and comments
+
+    /// Skips whitespace (ASCII 9...13, space, U+2028, U+2029) and comments.
+    mutating func skipSpace() throws(PlistError) {
+        while p < end {
+            let c = bytes[p]
+            if c == 0x20 || (c >= 0x09 && c <= 0x0D) {
+                p += 1
+            } else if let length = lineSeparatorLength(at: p) {
+                p += length
+            } else if c == UInt8(ascii: "/"), p + 1 < end, bytes[p + 1] == UInt8(ascii: "/") {
+                p += 2
+                while p < end, bytes[p] != 0x0A, bytes[p] != 0x0D, lineSeparatorLength(at: p) == nil { p += 1 }
+            } else if c == UInt8(ascii: "/"), p + 1 < end, bytes[p + 1] == UInt8(ascii: "*") {
+                let open = p
+                p += 2
+                while true {
+                    guard p + 1 < end else {
+                        p = end
+                        throw error(.unexpectedEnd, "unterminated comment: no '*/' for this '/*'", at: open)
+                    }
+                    if bytes[p] == UInt8(ascii: "*"), bytes[p + 1] == UInt8(ascii: "/") { break }
+                    p += 1
+                }
+                p += 2
+            } else {
+                return
+            }
+        }
+    }
+
+    /// 3 when U+2028 or U+2029 (UTF-8 `E2 80 A8/A9`) starts at `i`.
+    func lineSeparatorLength(at i: Int) -> Int? {
+        guard bytes[i] == 0xE2, i + 2 < end, bytes[i + 1] == 0x80, bytes[i + 2] == 0xA8 || bytes[i + 2] == 0xA9 else { return nil }
+        return 3
+    }
+
+    // MARK: Errors
+
+    func error(_ code: PlistError.Code, _ message: String, at offset: Int) -> PlistError {
+        PlistError(code, message, at: position(of: offset))
+    }
+
+    /// Line and column (in bytes, both from 1) of a byte offset; CR, LF and CRLF end lines.
+    func position(of offset: Int) -> PlistError.Position {
+        var line = 1
+        var lineStart = 0
+        var i = 0
+        let limit = min(offset, end)
+        while i < limit {
+            let c = bytes[i]
+            if c == 0x0A || c == 0x0D {
+                if c == 0x0D, i + 1 < limit, bytes[i + 1] == 0x0A { i += 1 }
+                line += 1
+                lineStart = i + 1
+            }
+            i += 1
+        }
+        return .line(line, column: offset - lineStart + 1)
+    }
+
+    /// `'x'` for a printable ASCII character, `U+XXXX` otherwise, `end of input` past the end.
+    func describe(_ i: Int) -> String {
+        guard i < end else { return "end of input" }
+        let c = bytes[i]
+        if c >= 0x21, c < 0x7F { return "'\(Character(Unicode.Scalar(c)))'" }
+        var iterator = UnsafeBufferPointer(rebasing: bytes[i...]).makeIterator()
+        var decoder = UTF8()
+        var code: UInt32 = UInt32(c)
+        if c >= 0x80, case .scalarValue(let scalar) = decoder.decode(&iterator) { code = scalar.value }
+        let hex = String(code, radix: 16, uppercase: true)
+        return "character U+" + String(repeating: "0", count: max(0, 4 - hex.utf8.count)) + hex
+    }
+
+    // MARK: Character classes
+
+    /// `A-Z a-z 0-9 _ $ + / : . -`.
+    static func isUnquoted(_ c: UInt8) -> Bool {
+        switch c {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+            true
+        case UInt8(ascii: "_"), UInt8(ascii: "$"), UInt8(ascii: "+"), UInt8(ascii: "/"), UInt8(ascii: ":"), UInt8(ascii: "."), UInt8(ascii: "-"):
+            true
+        default:
+            false
+        }
+    }
+
+    static func isQuote(_ c: UInt8) -> Bool { c == UInt8(ascii: "\"") || c == UInt8(ascii: "'") }
+
+    static func hexValue(_ c: UInt8) -> UInt8? {
+        switch c {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): c - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): c - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): c - UInt8(ascii: "A") + 10
+        default: nil
+        }
+    }
+
+    /// ASCII bytes (an unquoted word) as a string.
+    static func string(_ word: Slice<UnsafeBufferPointer<UInt8>>) -> String {
+        String(decoding: UnsafeBufferPointer(rebasing: word), as: UTF8.self)
+    }
+
+    static func append(_ scalar: Unicode.Scalar, to out: inout [UInt8]) {
+        UTF8.encode(scalar) { out.append($0) }
+    }
+
+    /// The character a byte stands for in the NeXTSTEP encoding (octal escapes use it), or `nil`
+    /// for the two unassigned bytes and anything above a byte.
+    static func nextStepScalar(_ byte: Int) -> Unicode.Scalar? {
+        guard byte >= 0, byte < 0x100 else { return nil }
+        guard byte >= 0x80 else { return Unicode.Scalar(UInt8(byte)) }
+        let code = nextStepHighHalf[byte - 0x80]
+        guard code != 0xFFFD else { return nil }
+        return Unicode.Scalar(code)
+    }
+
+    /// NeXTSTEP bytes 0x80...0xFF in Unicode (Unicode's NEXTSTEP.TXT mapping; 0xFFFD = unassigned).
+    static let nextStepHighHalf: [UInt16] = [
+        0x00A0, 0x00C0, 0x00C1, 0x00C2, 0x00C3, 0x00C4, 0x00C5, 0x00C7, 0x00C8, 0x00C9, 0x00CA, 0x00CB, 0x00CC, 0x00CD, 0x00CE, 0x00CF,
+        0x00D0, 0x00D1, 0x00D2, 0x00D3, 0x00D4, 0x00D5, 0x00D6, 0x00D9, 0x00DA, 0x00DB, 0x00DC, 0x00DD, 0x00DE, 0x00B5, 0x00D7, 0x00F7,
+        0x00A9, 0x00A1, 0x00A2, 0x00A3, 0x2044, 0x00A5, 0x0192, 0x00A7, 0x00A4, 0x2019, 0x201C, 0x00AB, 0x2039, 0x203A, 0xFB01, 0xFB02,
+        0x00AE, 0x2013, 0x2020, 0x2021, 0x00B7, 0x00A6, 0x00B6, 0x2022, 0x201A, 0x201E, 0x201D, 0x00BB, 0x2026, 0x2030, 0x00AC, 0x00BF,
+        0x00B9, 0x02CB, 0x00B4, 0x02C6, 0x02DC, 0x00AF, 0x02D8, 0x02D9, 0x00A8, 0x00B2, 0x02DA, 0x00B8, 0x00B3, 0x02DD, 0x02DB, 0x02C7,
+        0x2014, 0x00B1, 0x00BC, 0x00BD, 0x00BE, 0x00E0, 0x00E1, 0x00E2, 0x00E3, 0x00E4, 0x00E5, 0x00E7, 0x00E8, 0x00E9, 0x00EA, 0x00EB,
+        0x00EC, 0x00C6, 0x00ED, 0x00AA, 0x00EE, 0x00EF, 0x00F0, 0x00F1, 0x0141, 0x00D8, 0x0152, 0x00BA, 0x00F2, 0x00F3, 0x00F4, 0x00F5,
+        0x00F6, 0x00E6, 0x00F9, 0x00FA, 0x00FB, 0x0131, 0x00FC, 0x00FD, 0x0142, 0x00F8, 0x0153, 0x00DF, 0x00FE, 0x00FF, 0xFFFD, 0xFFFD,
+    ]
+}
+
+// MARK: - Typed words
+
+/// Recognises integers, reals and Booleans in unquoted words (ASCII bytes).
+enum LiteralScalars {
+    static func infer(_ word: Slice<UnsafeBufferPointer<UInt8>>) -> PlistValue? {
+        guard let first = word.first else { return nil }
+        if first >= UInt8(ascii: "A") {
+            if matches(word, "yes") || matches(word, "true") { return .bool(true) }
+            if matches(word, "no") || matches(word, "false") { return .bool(false) }
+            return nil
+        }
+        if let integer = integer(word) { return .integer(integer) }
+        guard isDecimal(word) else { return nil }
+        let text = String(decoding: UnsafeBufferPointer(rebasing: word), as: UTF8.self)
+        guard let real = Double(text), real.isFinite else { return nil }
+        return .real(real)
+    }
+
+    /// Case-insensitive comparison with a lowercase ASCII word.
+    static func matches(_ word: Slice<UnsafeBufferPointer<UInt8>>, _ lower: StaticString) -> Bool {
+        guard word.count == lower.utf8CodeUnitCount else { return false }
+        let target = UnsafeBufferPointer(start: lower.utf8Start, count: lower.utf8CodeUnitCount)
+        return zip(word, target).allSatisfy { a, b in a | 0x20 == b }
+    }
+
+    /// `[+-]digits` within `Int64.min ... UInt64.max`.
+    static func integer(_ word: Slice<UnsafeBufferPointer<UInt8>>) -> PlistInteger? {
+        var digits = word[...]
+        let negative = digits.first == UInt8(ascii: "-")
+        if negative || digits.first == UInt8(ascii: "+") { digits = digits.dropFirst() }
+        guard !digits.isEmpty else { return nil }
+        var magnitude: UInt64 = 0
+        for c in digits {
+            guard c >= UInt8(ascii: "0"), c <= UInt8(ascii: "9") else { return nil }
+            let (times10, o1) = magnitude.multipliedReportingOverflow(by: 10)
+            let (sum, o2) = times10.addingReportingOverflow(UInt64(c - UInt8(ascii: "0")))
+            guard !o1, !o2 else { return nil }
+            magnitude = sum
+        }
+        guard negative else { return PlistInteger(magnitude) }
+        if magnitude == UInt64(Int64.max) + 1 { return PlistInteger(Int64.min) }
+        guard magnitude <= UInt64(Int64.max) else { return nil }
+        return PlistInteger(-Int64(magnitude))
+    }
+
+    /// `[+-](digits[.digits] | .digits)[(e|E)[+-]digits]` with a `.` or an exponent.
+    static func isDecimal(_ word: Slice<UnsafeBufferPointer<UInt8>>) -> Bool {
+        var i = word.startIndex
+        let end = word.endIndex
+        func isDigit(_ at: Int) -> Bool { at < end && word[at] >= UInt8(ascii: "0") && word[at] <= UInt8(ascii: "9") }
+        if i < end, word[i] == UInt8(ascii: "+") || word[i] == UInt8(ascii: "-") { i += 1 }
+        var mantissaDigits = 0
+        while isDigit(i) { i += 1; mantissaDigits += 1 }
+        var hasPoint = false
+        if i < end, word[i] == UInt8(ascii: ".") {
+            hasPoint = true
+            i += 1
+            while isDigit(i) { i += 1; mantissaDigits += 1 }
+        }
+        guard mantissaDigits > 0 else { return false }
+        var hasExponent = false
+        if i < end, word[i] | 0x20 == UInt8(ascii: "e") {
+            i += 1
+            if i < end, word[i] == UInt8(ascii: "+") || word[i] == UInt8(ascii: "-") { i += 1 }
+            guard isDigit(i) else { return false }
+            while isDigit(i) { i += 1 }
+            hasExponent = true
+        }
+        return i == end && (hasPoint || hasExponent)
+    }
+}
+
+// MARK: - defaults write types
+
+/// `defaults write`'s typed values (`-int 5`, `-bool YES`, `-array a b`...).
+enum DefaultsArgument {
+    static func value(type: String, _ values: [String]) throws(PlistError) -> PlistValue {
+        let name = type.hasPrefix("-") ? String(type.dropFirst()) : type
+        switch name {
+        case "array":
+            return .array(values.map { .string($0) })
+        case "dict":
+            guard values.count % 2 == 0 else {
+                throw PlistError(.invalidValue, "-dict needs key value pairs; \"\(values.last ?? "")\" has no value")
+            }
+            var dict = PlistDictionary(minimumCapacity: values.count / 2)
+            for i in stride(from: 0, to: values.count, by: 2) {
+                _ = dict.insertFromReader(values[i], .string(values[i + 1]), keepFirst: false)
+            }
+            return .dictionary(dict)
+        case "string", "int", "integer", "float", "bool", "boolean", "date", "data":
+            guard values.count == 1, let text = values.first else {
+                throw PlistError(.invalidValue, "-\(name) takes exactly one value, got \(values.count)")
+            }
+            return try scalar(name, text)
+        default:
+            throw PlistError(.invalidValue, "unknown type \"\(type)\" (expected -string, -int, -float, -bool, -date, -data, -array or -dict)")
+        }
+    }
+
+    static func scalar(_ name: String, _ text: String) throws(PlistError) -> PlistValue {
+        var copy = text
+        let parsed: PlistValue? = copy.withUTF8 { buffer in
+            let word = buffer[...]
+            switch name {
+            case "string":
+                return .string(text)
+            case "int", "integer":
+                guard let v = LiteralScalars.integer(word), v.int64Value != nil else { return nil }
+                return .integer(v)
+            case "float":
+                guard LiteralScalars.integer(word) != nil || LiteralScalars.isDecimal(word),
+                      let v = Double(text), v.isFinite else { return nil }
+                return .real(v)
+            case "bool", "boolean":
+                if ["yes", "true", "1"].contains(where: { text.lowercased() == $0 }) { return .bool(true) }
+                if ["no", "false", "0"].contains(where: { text.lowercased() == $0 }) { return .bool(false) }
+                return nil
+            case "date":
+                return date(word).map { .date(Date(timeIntervalSinceReferenceDate: $0)) }
+            default:
+                return data(word).map { .data($0) }
+            }
+        }
+        guard let parsed else {
+            throw PlistError(.invalidValue, "\"\(text)\" is not a valid -\(name) value\(hint(name))")
+        }
+        return parsed
+    }
+
+    static func hint(_ name: String) -> String {
+        switch name {
+        case "int", "integer": " (expected an integer within the 64-bit signed range)"
+        case "float": " (expected a decimal number)"
+        case "bool", "boolean": " (expected YES, NO, true, false, 1 or 0)"
+        case "date": " (expected YYYY-MM-DDTHH:MM:SSZ or YYYY-MM-DD HH:MM:SS +0000)"
+        case "data": " (expected pairs of hex digits)"
+        default: ""
+        }
+    }
+
+    /// `YYYY-MM-DDTHH:MM:SSZ` or `YYYY-MM-DD HH:MM:SS ±HHMM`, as seconds since 2001.
+    static func date(_ word: Slice<UnsafeBufferPointer<UInt8>>) -> Double? {
+        let b = Array(word)
+        func number(_ at: Int, _ width: Int) -> Int64? {
+            guard at + width <= b.count else { return nil }
+            var v: Int64 = 0
+            for c in b[at..<at + width] {
+                guard c >= UInt8(ascii: "0"), c <= UInt8(ascii: "9") else { return nil }
+                v = v * 10 + Int64(c - UInt8(ascii: "0"))
+            }
+            return v
+        }
+        func byte(_ at: Int, _ c: Character) -> Bool { at < b.count && b[at] == c.asciiValue }
+        guard let year = number(0, 4), byte(4, "-"), let month = number(5, 2), byte(7, "-"),
+              let day = number(8, 2), let hour = number(11, 2), byte(13, ":"),
+              let minute = number(14, 2), byte(16, ":"), let second = number(17, 2)
+        else { return nil }
+        var offsetSeconds: Int64 = 0
+        if byte(10, "T"), byte(19, "Z"), b.count == 20 {
+            offsetSeconds = 0
+        } else if byte(10, " "), byte(19, " "), b.count == 25, byte(20, "+") || byte(20, "-"),
+                  let oh = number(21, 2), let om = number(23, 2), oh < 24, om < 60 {
+            offsetSeconds = (oh * 3600 + om * 60) * (byte(20, "-") ? -1 : 1)
+        } else {
+            return nil
+        }
+        guard (1...12).contains(month), day >= 1, hour < 24, minute < 60, second < 60 else { return nil }
+        let daysInMonth = PlistDate.days(year: year, month: month + 1, day: 1) - PlistDate.days(year: year, month: month, day: 1)
+        guard day <= daysInMonth,
+              let local = PlistDate.seconds(year: year, month: month, day: day, hour: hour, minute: minute, second: second)
+        else { return nil }
+        return Double(local - offsetSeconds)
+    }
+
+    /// Hex pairs, whitespace between pairs, optionally wrapped in `< >`.
+    static func data(_ word: Slice<UnsafeBufferPointer<UInt8>>) -> Data? {
+        var body = word[...]
+        if body.first == UInt8(ascii: "<"), body.last == UInt8(ascii: ">") { body = body.dropFirst().dropLast() }
+        var out: [UInt8] = []
+        out.reserveCapacity(body.count / 2)
+        var i = body.startIndex
+        while i < body.endIndex {
+            let c = body[i]
+            if c == 0x20 || c == 0x09 || c == 0x0A || c == 0x0D {
+                i += 1
+                continue
+            }
+            guard let high = LiteralParser.hexValue(c), i + 1 < body.endIndex,
+                  let low = LiteralParser.hexValue(body[i + 1]) else { return nil }
+            out.append(high << 4 | low)
+            i += 2
+        }
+        return Data(out)
+    }
+}

@@ -1,0 +1,703 @@
+import Foundation
+import Testing
+@testable import SettingsPlist
+
+// MARK: - Helpers
+
+/// Reads a binary plist through the internal entry point.
+private func readBinary(_ bytes: [UInt8], maximumDepth: Int = 512) throws(PlistError) -> PlistValue {
+    try bytes.withUnsafeBufferPointer { buffer throws(PlistError) in
+        try BinaryPlistReader.read(buffer, options: PlistReadOptions(maximumDepth: maximumDepth))
+    }
+}
+
+/// The error a binary read throws, or `nil` when it succeeds.
+private func readError(_ bytes: [UInt8], maximumDepth: Int = 512) -> PlistError? {
+    do {
+        _ = try readBinary(bytes, maximumDepth: maximumDepth)
+        return nil
+    } catch {
+        return error
+    }
+}
+
+/// Bytes from hex text; whitespace and line breaks are ignored.
+private func hex(_ text: String) -> [UInt8] {
+    let digits = text.unicodeScalars.compactMap { UInt8(String($0), radix: 16) }
+    return stride(from: 0, to: digits.count - 1, by: 2).map { digits[$0] << 4 | digits[$0 + 1] }
+}
+
+/// Assembles a binary plist from raw object encodings, with every trailer field overridable so
+/// that hostile files can be made.
+private struct RawBPlist {
+    var objects: [[UInt8]]
+    var refSize = 1
+    var offsetSize = 1
+    var top: UInt64 = 0
+    var count: UInt64?
+    var tableOffset: UInt64?
+    var magic = "bplist00"
+    /// Replaces the computed offset of some objects.
+    var offsetOverrides: [Int: UInt64] = [:]
+
+    var bytes: [UInt8] {
+        var out = Array(magic.utf8)
+        var offsets: [UInt64] = []
+        for object in objects {
+            offsets.append(UInt64(out.count))
+            out += object
+        }
+        for (i, o) in offsetOverrides { offsets[i] = o }
+        let table = UInt64(out.count)
+        for o in offsets { out += bigEndian(o, offsetSize) }
+        out += [0, 0, 0, 0, 0, 0, UInt8(offsetSize), UInt8(refSize)]
+        out += bigEndian(count ?? UInt64(objects.count), 8)
+        out += bigEndian(top, 8)
+        out += bigEndian(tableOffset ?? table, 8)
+        return out
+    }
+}
+
+private func bigEndian(_ v: UInt64, _ size: Int) -> [UInt8] {
+    (0..<size).reversed().map { UInt8(truncatingIfNeeded: v >> (8 * UInt64($0))) }
+}
+
+/// The trailer fields of a binary plist.
+private func trailer(_ bytes: [UInt8]) -> (offsetSize: Int, refSize: Int, count: UInt64, top: UInt64, table: UInt64) {
+    let t = bytes.count - 32
+    func be(_ at: Int) -> UInt64 { bytes[at ..< at + 8].reduce(0) { $0 << 8 | UInt64($1) } }
+    return (Int(bytes[t + 6]), Int(bytes[t + 7]), be(t + 8), be(t + 16), be(t + 24))
+}
+
+private func roundTrip(_ value: PlistValue) throws -> PlistValue {
+    let bytes = try BinaryPlistWriter.write(value)
+    #expect(bytes.starts(with: Array("bplist00".utf8)))
+    return try readBinary(bytes)
+}
+
+// MARK: - Canonical JSON (the corpus' expected values)
+
+/// A minimal JSON reader that keeps numbers as text and object members in order.
+private indirect enum JSON {
+    case object([(String, JSON)])
+    case array([JSON])
+    case string(String)
+    case number(String)
+    case bool(Bool)
+    case null
+
+    struct Failure: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    static func parse(_ bytes: [UInt8]) throws -> JSON {
+        var p = Parser(bytes: bytes)
+        let value = try p.value()
+        p.skipSpace()
+        guard p.i == bytes.count else { throw Failure(description: "trailing text at \(p.i)") }
+        return value
+    }
+
+    private struct Parser {
+        let bytes: [UInt8]
+        var i = 0
+
+        mutating func skipSpace() {
+            while i < bytes.count, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[i]) { i += 1 }
+        }
+
+        mutating func value() throws -> JSON {
+            skipSpace()
+            guard i < bytes.count else { throw Failure(description: "unexpected end") }
+            switch bytes[i] {
+            case UInt8(ascii: "{"):
+                i += 1
+                var members: [(String, JSON)] = []
+                skipSpace()
+                if bytes[i] == UInt8(ascii: "}") { i += 1; return .object(members) }
+                while true {
+                    skipSpace()
+                    guard case .string(let key) = try value() else { throw Failure(description: "key at \(i)") }
+                    skipSpace()
+                    try expect(":")
+                    members.append((key, try value()))
+                    skipSpace()
+                    if bytes[i] == UInt8(ascii: "}") { i += 1; return .object(members) }
+                    try expect(",")
+                }
+            case UInt8(ascii: "["):
+                i += 1
+                var elements: [JSON] = []
+                skipSpace()
+                if bytes[i] == UInt8(ascii: "]") { i += 1; return .array(elements) }
+                while true {
+                    elements.append(try value())
+                    skipSpace()
+                    if bytes[i] == UInt8(ascii: "]") { i += 1; return .array(elements) }
+                    try expect(",")
+                }
+            case UInt8(ascii: "\""):
+                return .string(try string())
+            case UInt8(ascii: "t"): i += 4; return .bool(true)
+            case UInt8(ascii: "f"): i += 5; return .bool(false)
+            case UInt8(ascii: "n"): i += 4; return .null
+            default:
+                let start = i
+                while i < bytes.count, "+-.eE0123456789".utf8.contains(bytes[i]) { i += 1 }
+                return .number(String(decoding: bytes[start ..< i], as: UTF8.self))
+            }
+        }
+
+        mutating func expect(_ c: Unicode.Scalar) throws {
+            guard i < bytes.count, bytes[i] == UInt8(ascii: c) else { throw Failure(description: "expected \(c) at \(i)") }
+            i += 1
+        }
+
+        mutating func string() throws -> String {
+            i += 1
+            var units: [UInt16] = []
+            var utf8: [UInt8] = []
+            func flushUTF8() {
+                units += String(decoding: utf8, as: UTF8.self).utf16
+                utf8.removeAll()
+            }
+            while bytes[i] != UInt8(ascii: "\"") {
+                if bytes[i] == UInt8(ascii: "\\") {
+                    flushUTF8()
+                    let c = bytes[i + 1]
+                    i += 2
+                    switch c {
+                    case UInt8(ascii: "u"):
+                        guard let u = UInt16(String(decoding: bytes[i ..< i + 4], as: UTF8.self), radix: 16) else {
+                            throw Failure(description: "bad \\u at \(i)")
+                        }
+                        units.append(u)
+                        i += 4
+                    case UInt8(ascii: "n"): units.append(0x0A)
+                    case UInt8(ascii: "t"): units.append(0x09)
+                    case UInt8(ascii: "r"): units.append(0x0D)
+                    case UInt8(ascii: "b"): units.append(0x08)
+                    case UInt8(ascii: "f"): units.append(0x0C)
+                    default: units.append(UInt16(c))
+                    }
+                } else {
+                    utf8.append(bytes[i])
+                    i += 1
+                }
+            }
+            flushUTF8()
+            i += 1
+            return String(decoding: units, as: UTF16.self)
+        }
+    }
+
+    /// The plist value a canonical typed-JSON document describes.
+    func plistValue() throws -> PlistValue {
+        guard case .object(let members) = self, members.count == 1, let (type, payload) = members.first else {
+            throw Failure(description: "not a typed value: \(self)")
+        }
+        switch (type, payload) {
+        case ("int", .number(let text)):
+            let value = text.hasPrefix("-") ? Int64(text).map { PlistInteger($0) } : UInt64(text).map { PlistInteger($0) }
+            guard let value else { throw Failure(description: "int \(text)") }
+            return .integer(value)
+        case ("real", .number(let text)):
+            guard let d = Double(text) else { throw Failure(description: "real \(text)") }
+            return .real(d)
+        case ("real", .string(let text)):
+            switch text {
+            case "nan": return .real(.nan)
+            case "inf": return .real(.infinity)
+            case "-inf": return .real(-.infinity)
+            default: throw Failure(description: "real \(text)")
+            }
+        case ("bool", .bool(let b)):
+            return .bool(b)
+        case ("string", .string(let s)):
+            return .string(s)
+        case ("date", .string(let text)):
+            guard let t = PlistDate.parse(Array(text.utf8), allowFraction: true) else { throw Failure(description: "date \(text)") }
+            return .date(Date(timeIntervalSinceReferenceDate: t))
+        case ("data", .string(let text)):
+            guard let d = Data(base64Encoded: text) else { throw Failure(description: "data \(text)") }
+            return .data(d)
+        case ("uid", .number(let text)):
+            guard let u = UInt64(text) else { throw Failure(description: "uid \(text)") }
+            return .uid(u)
+        case ("array", .array(let elements)):
+            return .array(try elements.map { try $0.plistValue() })
+        case ("dict", .array(let pairs)):
+            var dict = PlistDictionary()
+            for pair in pairs {
+                guard case .array(let kv) = pair, kv.count == 2, case .string(let key) = kv[0] else {
+                    throw Failure(description: "dict entry \(pair)")
+                }
+                dict.append(key, try kv[1].plistValue())
+            }
+            return .dictionary(dict)
+        default:
+            throw Failure(description: "unknown typed value \(type)")
+        }
+    }
+}
+
+// MARK: - Corpus
+
+/// The shared conformance corpus: every `.bplist` case with its expected outcome.
+private enum BinaryCorpus {
+    static let root = "/work/shared/conformance/corpus/public"
+
+    static var available: Bool { FileManager.default.fileExists(atPath: root) }
+
+    /// `category/name` of every binary case.
+    static func cases() -> [String] {
+        guard let categories = try? FileManager.default.contentsOfDirectory(atPath: root) else { return [] }
+        var names: [String] = []
+        for category in categories.sorted() {
+            let files = (try? FileManager.default.contentsOfDirectory(atPath: "\(root)/\(category)")) ?? []
+            for file in files.sorted() where file.hasSuffix(".bplist") {
+                names.append("\(category)/\(file.dropLast(".bplist".count))")
+            }
+        }
+        return names
+    }
+
+    static func read(_ path: String) -> [UInt8]? {
+        FileManager.default.contents(atPath: path).map { [UInt8]($0) }
+    }
+}
+
+@Suite("Binary plist")
+struct BinaryPlistTests {
+    @Test("corpus case decodes as expected", .enabled(if: BinaryCorpus.available), arguments: BinaryCorpus.cases())
+    func corpusCase(_ name: String) throws {
+        let base = "\(BinaryCorpus.root)/\(name)"
+        let input = try #require(BinaryCorpus.read(base + ".bplist"))
+        var accepted: [PlistValue] = []
+        for suffix in [".json", ".alt.json"] {
+            if let json = BinaryCorpus.read(base + suffix) {
+                accepted.append(try JSON.parse(json).plistValue())
+            }
+        }
+        let errorAccepted = FileManager.default.fileExists(atPath: base + ".error")
+        let start = ContinuousClock.now
+        let result = Result { () throws(PlistError) in try readBinary(input) }
+        let elapsed = ContinuousClock.now - start
+        #expect(elapsed < .seconds(5), "\(name) took \(elapsed)")
+        switch result {
+        case .success(let value):
+            #expect(!accepted.isEmpty, "\(name): expected an error, got \(value)")
+            if !accepted.isEmpty {
+                #expect(accepted.contains(value), "\(name): got \(value)")
+            }
+        case .failure(let error):
+            #expect(errorAccepted, "\(name): unexpected error \(error)")
+            guard case .offset? = error.position else {
+                Issue.record("\(name): error without a byte offset: \(error)")
+                return
+            }
+        }
+    }
+
+    @Test("the corpus holds the binary cases this suite relies on", .enabled(if: BinaryCorpus.available))
+    func corpusIsThere() {
+        let names = BinaryCorpus.cases()
+        #expect(names.contains("binary-layout/bin_70000_objects"))
+        #expect(names.contains("binary-malformed/bin_cycle_via_dict"))
+        #expect(names.count >= 70)
+    }
+
+    // MARK: Reading hand-made files
+
+    @Test("a minimal file decodes")
+    func minimal() throws {
+        // Top object: dict {"a": 1} as objects 0 (dict), 1 ("a"), 2 (1).
+        let file = hex("""
+            62706c6973743030 d10102 5161 1001
+            08 0b 0d
+            000000000000 0101 0000000000000003 0000000000000000 000000000000000f
+            """)
+        #expect(try readBinary(file) == ["a": 1])
+    }
+
+    @Test("header bplist0? is accepted, other versions and magics are not")
+    func headers() throws {
+        let object: [[UInt8]] = [[0x09]]
+        #expect(try readBinary(RawBPlist(objects: object, magic: "bplist01").bytes) == true)
+        #expect(try readBinary(RawBPlist(objects: object, magic: "bplist0z").bytes) == true)
+        #expect(readError(RawBPlist(objects: object, magic: "bplist10").bytes)?.code == .unknownFormat)
+        #expect(readError(RawBPlist(objects: object, magic: "xplist00").bytes)?.code == .unknownFormat)
+        #expect(readError(Array("bplist00".utf8))?.code == .unexpectedEnd)
+        #expect(readError(Array("bpl".utf8)) != nil)
+    }
+
+    @Test("integers: 1/2/4 bytes unsigned, 8 signed, 16 low 64 bits unsigned, wider refused")
+    func integers() throws {
+        let objects: [[UInt8]] = [
+            [0xA5, 1, 2, 3, 4, 5],
+            [0x10, 0xFF],
+            [0x11, 0xFF, 0xFF],
+            [0x12, 0xFF, 0xFF, 0xFF, 0xFF],
+            [0x13, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFE],
+            [0x14] + [UInt8](repeating: 0, count: 8) + [UInt8](repeating: 0xFF, count: 8),
+        ]
+        let expected: PlistValue = [255, .integer(PlistInteger(UInt64(65535))), 4_294_967_295, -2, .integer(PlistInteger(UInt64.max))]
+        #expect(try readBinary(RawBPlist(objects: objects).bytes) == expected)
+        #expect(readError(RawBPlist(objects: [[0x15] + [UInt8](repeating: 0, count: 32)]).bytes)?.code == .corruptBinary)
+        #expect(readError(RawBPlist(objects: [[0x13, 0, 0]]).bytes)?.code == .unexpectedEnd)
+    }
+
+    @Test("reals and dates: 4 and 8-byte reals, 8-byte dates only")
+    func realsAndDates() throws {
+        let float: [UInt8] = [0x22] + bigEndian(UInt64(Float(0.1).bitPattern), 4)
+        let double: [UInt8] = [0x23] + bigEndian((-0.0 as Double).bitPattern, 8)
+        let date: [UInt8] = [0x33] + bigEndian((-0.25 as Double).bitPattern, 8)
+        let value = try readBinary(RawBPlist(objects: [[0xA3, 1, 2, 3], float, double, date]).bytes)
+        #expect(value == [.real(Double(Float(0.1))), .real(-0.0), .date(Date(timeIntervalSinceReferenceDate: -0.25))])
+        #expect(readError(RawBPlist(objects: [[0x21, 0, 0]]).bytes)?.code == .corruptBinary)
+        #expect(readError(RawBPlist(objects: [[0x32, 0, 0, 0, 0]]).bytes)?.code == .corruptBinary)
+    }
+
+    @Test("markers 0x00, 0x0F and unused ones are errors at the object's offset")
+    func badMarkers() {
+        for marker: UInt8 in [0x00, 0x0F, 0x0C, 0x70, 0x90, 0xB0, 0xC0, 0xE0, 0xF0] {
+            let error = readError(RawBPlist(objects: [[marker, 0]]).bytes)
+            #expect(error?.code == .corruptBinary, "marker \(marker)")
+            #expect(error?.position == .offset(8), "marker \(marker)")
+        }
+    }
+
+    @Test("UIDs: any width while the value fits 32 bits")
+    func uids() throws {
+        #expect(try readBinary(RawBPlist(objects: [[0x80, 7]]).bytes) == .uid(7))
+        #expect(try readBinary(RawBPlist(objects: [[0x83, 0xFF, 0xFF, 0xFF, 0xFF]]).bytes) == .uid(0xFFFF_FFFF))
+        #expect(try readBinary(RawBPlist(objects: [[0x87, 0, 0, 0, 0, 0, 0, 1, 2]]).bytes) == .uid(0x102))
+        #expect(readError(RawBPlist(objects: [[0x84, 1, 0, 0, 0, 0]]).bytes)?.code == .corruptBinary)
+    }
+
+    @Test("strings: ASCII, Latin-1 fallback, UTF-16 with pairs, lone surrogates, empty forms")
+    func strings() throws {
+        let objects: [[UInt8]] = [
+            [0xA6, 1, 2, 3, 4, 5, 6],
+            [0x53] + Array("a\u{0}b".utf8),
+            [0x52, 0x63, 0xE9],                         // Latin-1 "cé"
+            [0x63, 0xD8, 0x3D, 0xDE, 0x00, 0x00, 0x41], // 😀A
+            [0x62, 0xDC, 0x00, 0x00, 0x42],             // lone low surrogate, B
+            [0x50],
+            [0x60],
+        ]
+        let value = try readBinary(RawBPlist(objects: objects).bytes)
+        #expect(value == ["a\u{0}b", "cé", "😀A", "\u{FFFD}B", "", ""])
+        let long = [UInt8](repeating: 0x61, count: 300)
+        #expect(try readBinary(RawBPlist(objects: [[0x5F, 0x11, 0x01, 0x2C] + long], offsetSize: 2).bytes) == .string(String(repeating: "a", count: 300)))
+    }
+
+    @Test("duplicate keys: the first value wins, at the first position")
+    func duplicateKeys() throws {
+        // {"k": 1, "j": 2, "k": 3} with "k" stored twice as separate objects.
+        let objects: [[UInt8]] = [[0xD3, 1, 2, 3, 4, 5, 6], [0x51, 0x6B], [0x51, 0x6A], [0x51, 0x6B], [0x10, 1], [0x10, 2], [0x10, 3]]
+        let value = try readBinary(RawBPlist(objects: objects).bytes)
+        let dict = try #require(value.dictionaryValue)
+        #expect(dict.keys == ["k", "j"])
+        #expect(value == ["k": 1, "j": 2])
+    }
+
+    @Test("duplicate keys are found by text: ASCII and UTF-16 forms, and lone surrogates read as U+FFFD")
+    func duplicateKeysByText() throws {
+        // {"k": 1, u"k": 2, u"\u{D800}": 3, u"\u{DBFF}": 4}: two distinct texts.
+        let objects: [[UInt8]] = [
+            [0xD4, 1, 2, 3, 4, 5, 6, 7, 8],
+            [0x51, 0x6B], [0x61, 0x00, 0x6B], [0x61, 0xD8, 0x00], [0x61, 0xDB, 0xFF],
+            [0x10, 1], [0x10, 2], [0x10, 3], [0x10, 4],
+        ]
+        let value = try readBinary(RawBPlist(objects: objects).bytes)
+        #expect(value == ["k": 1, "\u{FFFD}": 3])
+    }
+
+    @Test("dictionary keys must be strings")
+    func nonStringKeys() {
+        let intKey: [[UInt8]] = [[0xD1, 1, 2], [0x10, 1], [0x10, 2]]
+        #expect(readError(RawBPlist(objects: intKey).bytes)?.code == .invalidKey)
+        let arrayKey: [[UInt8]] = [[0xD1, 1, 2], [0xA0], [0x10, 2]]
+        #expect(readError(RawBPlist(objects: arrayKey).bytes)?.code == .invalidKey)
+    }
+
+    @Test("one string referenced many times decodes to equal values")
+    func sharedString() throws {
+        var objects: [[UInt8]] = [[0xAF, 0x11, 0x03, 0xE8] + [UInt8](repeating: 1, count: 1000)]
+        objects.append([0x5F, 0x10, 20] + Array("shared string value!".utf8))
+        let value = try readBinary(RawBPlist(objects: objects, offsetSize: 2).bytes)
+        let elements = try #require(value.arrayValue)
+        #expect(elements.count == 1000)
+        #expect(elements.allSatisfy { $0 == "shared string value!" })
+    }
+
+    // MARK: Trailer and offset table validation
+
+    @Test("trailer fields are validated against the file size")
+    func trailerValidation() {
+        let objects: [[UInt8]] = [[0xA1, 1], [0x09]]
+        var file = RawBPlist(objects: objects)
+        #expect(readError(file.bytes) == nil)
+        for (field, mutate) in [
+            ("offset size 0", { (f: inout RawBPlist) in f.offsetSize = 0 }),
+            ("ref size 0", { (f: inout RawBPlist) in f.refSize = 0 }),
+            ("ref size 9 with 1-byte refs", { (f: inout RawBPlist) in f.refSize = 9 }),
+            ("zero objects", { (f: inout RawBPlist) in f.count = 0 }),
+            ("count 2^63", { (f: inout RawBPlist) in f.count = 1 << 63 }),
+            ("count all ones", { (f: inout RawBPlist) in f.count = .max }),
+            ("count one more", { (f: inout RawBPlist) in f.count = 3 }),
+            ("top past the end", { (f: inout RawBPlist) in f.top = 2 }),
+            ("top all ones", { (f: inout RawBPlist) in f.top = .max }),
+            ("table at 0", { (f: inout RawBPlist) in f.tableOffset = 0 }),
+            ("table past the end", { (f: inout RawBPlist) in f.tableOffset = 1 << 40 }),
+            ("table all ones", { (f: inout RawBPlist) in f.tableOffset = .max }),
+            ("table one early", { (f: inout RawBPlist) in f.tableOffset = 10 }),
+            ("offset past the table", { (f: inout RawBPlist) in f.offsetOverrides = [1: 200] }),
+            ("offset at the table", { (f: inout RawBPlist) in f.offsetOverrides = [1: 11] }),
+            ("top object inside the header", { (f: inout RawBPlist) in f.offsetOverrides = [0: 3] }),
+        ] {
+            file = RawBPlist(objects: objects)
+            mutate(&file)
+            let error = readError(file.bytes)
+            #expect(error != nil, "\(field)")
+            if case .offset? = error?.position {} else { Issue.record("\(field): no byte offset in \(String(describing: error))") }
+        }
+    }
+
+    @Test("trailing bytes after the trailer and a truncated file are errors")
+    func lengthMismatch() {
+        let file = RawBPlist(objects: [[0xA1, 1], [0x09]]).bytes
+        #expect(readError(file + [0]) != nil)
+        #expect(readError(Array(file.dropLast())) != nil)
+        #expect(readError(Array(file.prefix(file.count / 2))) != nil)
+    }
+
+    @Test("reference size must be able to address every object")
+    func refSizeTooSmall() throws {
+        var objects: [[UInt8]] = [[0xA0]]
+        objects += [[UInt8]](repeating: [0x08], count: 300)
+        #expect(readError(RawBPlist(objects: objects, offsetSize: 2).bytes)?.code == .corruptBinary)
+        #expect(try readBinary(RawBPlist(objects: objects, refSize: 2, offsetSize: 2).bytes) == [])
+    }
+
+    @Test("an unreferenced object may point into the header, as CoreFoundation allows")
+    func unreferencedOffsetInHeader() throws {
+        var file = RawBPlist(objects: [[0x09], [0x08]])
+        file.offsetOverrides = [1: 2]
+        #expect(try readBinary(file.bytes) == true)
+    }
+
+    @Test("offsets and references of any width, above 8 bytes by their low 64 bits (as CF)")
+    func sizes() throws {
+        for (offsetSize, refSize) in [(1, 1), (2, 2), (3, 3), (4, 4), (8, 8), (8, 1), (1, 8), (9, 16), (16, 9)] {
+            let objects: [[UInt8]] = [[0xA2] + bigEndian(1, refSize) + bigEndian(2, refSize), [0x10, 5], [0x51, 0x78]]
+            let file = RawBPlist(objects: objects, refSize: refSize, offsetSize: offsetSize)
+            #expect(try readBinary(file.bytes) == [5, "x"], "offset \(offsetSize), ref \(refSize)")
+        }
+    }
+
+    // MARK: Hostile input
+
+    @Test("huge counts are refused before anything is allocated", .timeLimit(.minutes(1)))
+    func hugeCounts() {
+        let huge: [UInt8] = [0x13] + bigEndian(UInt64(Int64.max), 8)
+        for marker: UInt8 in [0x4F, 0x5F, 0x6F, 0xAF, 0xDF] {
+            let error = readError(RawBPlist(objects: [[marker] + huge]).bytes)
+            #expect(error?.code == .unexpectedEnd, "marker \(marker)")
+            #expect(error?.position == .offset(8))
+        }
+        let negative: [UInt8] = [0x13] + bigEndian(UInt64.max, 8)
+        #expect(readError(RawBPlist(objects: [[0xAF] + negative]).bytes)?.code == .corruptBinary)
+        let sixteen: [UInt8] = [0x14] + [UInt8](repeating: 0xFF, count: 16)
+        #expect(readError(RawBPlist(objects: [[0xDF] + sixteen]).bytes) != nil)
+        // A count that fits the file only when multiplied by a 1-byte ref, not by 8.
+        let objects: [[UInt8]] = [[0xA4] + [UInt8](repeating: 0, count: 12)]
+        #expect(readError(RawBPlist(objects: objects, refSize: 8).bytes)?.code == .unexpectedEnd)
+        // Extended count whose integer is missing, or is not an integer.
+        #expect(readError(RawBPlist(objects: [[0x5F]]).bytes) != nil)
+        #expect(readError(RawBPlist(objects: [[0x5F, 0x51, 0x61]]).bytes)?.code == .corruptBinary)
+    }
+
+    @Test("references past the object count are refused")
+    func badReference() {
+        let error = readError(RawBPlist(objects: [[0xA1, 9], [0x09]]).bytes)
+        #expect(error?.code == .corruptBinary)
+        #expect(error?.position == .offset(9))
+    }
+
+    @Test("containers that contain themselves are cycles", .timeLimit(.minutes(1)))
+    func cycles() {
+        #expect(readError(RawBPlist(objects: [[0xA1, 0]]).bytes)?.code == .cycle)
+        // dict -> array -> dict
+        let viaDict: [[UInt8]] = [[0xD1, 1, 2], [0x51, 0x6B], [0xA1, 0]]
+        #expect(readError(RawBPlist(objects: viaDict).bytes)?.code == .cycle)
+        // A long ring of arrays, each referring to the next.
+        let ring = (0..<300).map { i -> [UInt8] in [0xA1] + bigEndian(UInt64((i + 1) % 300), 2) }
+        #expect(readError(RawBPlist(objects: ring, refSize: 2, offsetSize: 2).bytes)?.code == .cycle)
+        // Two objects at the same offset refer to each other.
+        var alias = RawBPlist(objects: [[0xA1, 1], [0x09]])
+        alias.offsetOverrides = [1: 8]
+        #expect(readError(alias.bytes) != nil)
+    }
+
+    @Test("a DAG of shared containers decodes in linear time", .timeLimit(.minutes(1)))
+    func sharedContainers() throws {
+        // Array i holds array i+1 twice: 2^60 paths, 61 objects.
+        var objects = (0..<60).map { i -> [UInt8] in [0xA2, UInt8(i + 1), UInt8(i + 1)] }
+        objects.append([0x10, 42])
+        let value = try readBinary(RawBPlist(objects: objects).bytes)
+        var node = value
+        var depth = 0
+        while case .array(let elements) = node {
+            #expect(elements.count == 2)
+            node = elements[1]
+            depth += 1
+        }
+        #expect(depth == 60)
+        #expect(node == 42)
+    }
+
+    @Test("nesting deeper than the limit is refused quickly", .timeLimit(.minutes(1)))
+    func deepChain() {
+        let depth = 100_000
+        let objects = (0..<depth).map { i -> [UInt8] in
+            i == depth - 1 ? [0xA0] : [0xA1] + bigEndian(UInt64(i + 1), 4)
+        }
+        let error = readError(RawBPlist(objects: objects, refSize: 4, offsetSize: 4).bytes)
+        #expect(error?.code == .tooDeep)
+    }
+
+    @Test("maximumDepth bounds nesting exactly")
+    func depthOption() throws {
+        // [[[]]]: three containers deep.
+        let file = RawBPlist(objects: [[0xA1, 1], [0xA1, 2], [0xA0]]).bytes
+        #expect(try readBinary(file, maximumDepth: 3) == [[[]]])
+        #expect(readError(file, maximumDepth: 2)?.code == .tooDeep)
+        #expect(try readBinary(RawBPlist(objects: [[0x09]]).bytes, maximumDepth: 0) == true)
+    }
+
+    @Test("truncating or flipping bytes of a valid file never crashes", .timeLimit(.minutes(1)))
+    func mutations() throws {
+        let value: PlistValue = ["name": "Ada", "list": [1, 2.5, true, "é😀"], "nested": ["d": .data(Data([1, 2, 3]))], "uid": .uid(9)]
+        let file = try BinaryPlistWriter.write(value)
+        for cut in 0 ..< file.count {
+            #expect(readError(Array(file.prefix(cut))) != nil)
+        }
+        var decoded = 0
+        for i in 8 ..< file.count {
+            for flip: UInt8 in [0x01, 0x0F, 0x80, 0xFF] {
+                var mutated = file
+                mutated[i] ^= flip
+                if readError(mutated) == nil { decoded += 1 }
+            }
+        }
+        #expect(decoded > 0)
+    }
+
+    // MARK: Writing
+
+    @Test("scalar round trips, including the extremes")
+    func scalarRoundTrips() throws {
+        let values: [PlistValue] = [
+            .integer(PlistInteger(Int64.min)), .integer(PlistInteger(Int64.max)), .integer(PlistInteger(UInt64.max)),
+            .integer(PlistInteger(UInt64(Int64.max) + 1)), 0, -1, 255, 256, 65535, 65536, 4_294_967_295, 4_294_967_296,
+            .real(-0.0), .real(0.0), .real(.nan), .real(.infinity), .real(-.infinity), .real(.leastNonzeroMagnitude), .real(.greatestFiniteMagnitude),
+            .date(Date(timeIntervalSinceReferenceDate: 0.5)), .date(Date(timeIntervalSinceReferenceDate: -0.25)),
+            .date(Date(timeIntervalSinceReferenceDate: 600_000_000.123456)), .date(Date(timeIntervalSinceReferenceDate: -63_114_076_800)),
+            "", "ascii", "é", "😀 emoji 👩‍👩‍👧", "a\u{0}b", .string(String(repeating: "x", count: 15)), .string(String(repeating: "é", count: 300)),
+            "e\u{301}", .data(Data()), .data(Data([0, 1, 2])), .data(Data(repeating: 7, count: 100_000)),
+            .uid(0), .uid(255), .uid(256), .uid(65536), .uid(0xFFFF_FFFF), true, false,
+        ]
+        for value in values {
+            let back = try roundTrip(value)
+            #expect(back == value, "\(value)")
+        }
+        #expect(try roundTrip(.real(-0.0)).doubleValue?.sign == .minus)
+    }
+
+    @Test("container round trips: empties, nesting, key order, non-ASCII keys")
+    func containerRoundTrips() throws {
+        let value: PlistValue = [
+            "z": [], "a": [:], "é": [[], [:], [[]]],
+            "e\u{301}": "decomposed", "\u{E9}x": "composed",
+            "list": [1, true, 1.0, "1", .integer(PlistInteger(UInt64.max))],
+        ]
+        let back = try roundTrip(value)
+        #expect(back == value)
+        #expect(back.dictionaryValue?.keys == ["z", "a", "é", "e\u{301}", "\u{E9}x", "list"])
+        #expect(try roundTrip([]) == [])
+        #expect(try roundTrip([:]) == [:])
+    }
+
+    @Test("70,000 objects use 4-byte references and read back")
+    func manyObjects() throws {
+        let value = PlistValue.array((0..<70_000).map { .integer(PlistInteger(Int64($0) * 7 - 1000)) })
+        let bytes = try BinaryPlistWriter.write(value)
+        let t = trailer(bytes)
+        #expect(t.count == 70_001)
+        #expect(t.refSize == 4)
+        #expect(t.top == 0)
+        #expect(try readBinary(bytes) == value)
+    }
+
+    @Test("equal values are written once; exact equality keeps 1, true, 1.0 and 0.0, -0.0 apart")
+    func uniquing() throws {
+        let value: PlistValue = [1, true, 1.0, 1, true, 1.0, 0.0, -0.0, "s", "s", ["s"], ["s"], [:], [:]]
+        let bytes = try BinaryPlistWriter.write(value)
+        // top, 1, true, 1.0, 0.0, -0.0, "s", ["s"], [:]
+        #expect(trailer(bytes).count == 9)
+        #expect(try readBinary(bytes) == value)
+        // Canonically equivalent but different strings stay two objects.
+        let keys = try BinaryPlistWriter.write(["\u{E9}", "e\u{301}"])
+        #expect(trailer(keys).count == 3)
+    }
+
+    @Test("shared subtrees are written once and read back shared")
+    func sharedSubtrees() throws {
+        let shared: PlistValue = ["host": "example.com", "ports": [80, 443]]
+        let value: PlistValue = ["a": shared, "b": shared, "c": [shared, shared]]
+        let bytes = try BinaryPlistWriter.write(value)
+        // top, 4 keys+strings, dict, "example.com", [80, 443], 80, 443, "host", "ports", array c
+        #expect(trailer(bytes).count == 12)
+        #expect(try readBinary(bytes) == value)
+    }
+
+    @Test("integer and UID widths are the smallest that read back, ASCII strings use 0x5_")
+    func encodings() throws {
+        func body(_ value: PlistValue) throws -> [UInt8] {
+            let bytes = try BinaryPlistWriter.write(value)
+            return Array(bytes[8 ..< Int(trailer(bytes).table)])
+        }
+        #expect(try body(255) == [0x10, 0xFF])
+        #expect(try body(256) == [0x11, 0x01, 0x00])
+        #expect(try body(65536) == [0x12, 0, 1, 0, 0])
+        #expect(try body(4_294_967_296) == [0x13, 0, 0, 0, 1, 0, 0, 0, 0])
+        #expect(try body(-1) == [0x13] + [UInt8](repeating: 0xFF, count: 8))
+        #expect(try body(.integer(PlistInteger(UInt64.max))) == [0x14] + [UInt8](repeating: 0, count: 8) + [UInt8](repeating: 0xFF, count: 8))
+        #expect(try body(1.5) == [0x23, 0x3F, 0xF8, 0, 0, 0, 0, 0, 0])
+        #expect(try body(.uid(300)) == [0x81, 0x01, 0x2C])
+        #expect(try body("") == [0x50])
+        #expect(try body("ab") == [0x52, 0x61, 0x62])
+        #expect(try body("é") == [0x61, 0x00, 0xE9])
+        #expect(try body("😀") == [0x62, 0xD8, 0x3D, 0xDE, 0x00])
+        #expect(try body(true) == [0x09])
+        let file = try BinaryPlistWriter.write(["k": 1])
+        let t = trailer(file)
+        #expect((t.offsetSize, t.refSize, t.count, t.top) == (1, 1, 3, 0))
+    }
+
+    @Test("UIDs above 32 bits are refused: no binary reader accepts them")
+    func wideUID() {
+        #expect(throws: PlistError.self) { try BinaryPlistWriter.write(.uid(1 << 32)) }
+    }
+
+    @Test("offset and reference widths grow at 256 and 65,536")
+    func widthThresholds() {
+        #expect(BinaryPlistFlattener.width(for: 255) == 1)
+        #expect(BinaryPlistFlattener.width(for: 256) == 2)
+        #expect(BinaryPlistFlattener.width(for: 65_535) == 2)
+        #expect(BinaryPlistFlattener.width(for: 65_536) == 4)
+        #expect(BinaryPlistFlattener.width(for: 1 << 32) == 8)
+    }
+}
