@@ -259,19 +259,6 @@ struct XMLPlistParser {
         }
     }
 
-    /// Reads a start tag whose `<` is just before `pos`, up to and past its `>`. Attributes are
-    /// ignored; a `/` right before the `>` makes the element empty.
-    @inline(__always)
-    mutating func readStartTag() throws(PlistError) -> (tag: XMLPlistTag, isEmpty: Bool) {
-        // Fast path: a plain `name>` or `name/>`, compared eight bytes at a time.
-        let p = pos
-        if count - p >= 8, let (tag, isEmpty, length) = Self.plainStartTag(word(at: p)) {
-            pos = p + length
-            return (tag, isEmpty)
-        }
-        return try readStartTagInGeneral()
-    }
-
     /// The tag, emptiness and length of `name>` / `name/>` at the start of `w`, or `nil` for
     /// anything else (which the general path then reads).
     @inline(__always)

@@ -271,13 +271,4 @@ extension XMLPlistParser {
         try expectEndTag(tag)
         return s
     }
-
-    /// Reads the content of a non-empty dictionary `<key>` and its end tag, with its hash.
-    @inline(__always)
-    mutating func readKey() throws(PlistError) -> (String, UInt64) {
-        let text = try scanText()
-        let result = try makeString(text, hashed: true)
-        try expectEndTag(.key)
-        return result
-    }
 }
