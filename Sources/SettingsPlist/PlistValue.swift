@@ -48,9 +48,9 @@ extension PlistValue: Hashable {
         switch (lhs, rhs) {
         case let (.string(a), .string(b)): return CodePointKey.equal(a, b)
         case let (.integer(a), .integer(b)): return a == b
-        case let (.real(a), .real(b)): return a.bitPattern == b.bitPattern || (a.isNaN && b.isNaN)
+        case let (.real(a), .real(b)): return sameBits(a, b)
         case let (.bool(a), .bool(b)): return a == b
-        case let (.date(a), .date(b)): return a == b
+        case let (.date(a), .date(b)): return sameBits(a.timeIntervalSinceReferenceDate, b.timeIntervalSinceReferenceDate)
         case let (.data(a), .data(b)): return a == b
         case let (.array(a), .array(b)): return a == b
         case let (.dictionary(a), .dictionary(b)): return a == b
@@ -59,13 +59,23 @@ extension PlistValue: Hashable {
         }
     }
 
+    /// Doubles (reals, and the seconds of dates) compare bit for bit, except that every NaN
+    /// equals every NaN: `-0.0` differs from `0.0`, and equality stays reflexive.
+    private static func sameBits(_ a: Double, _ b: Double) -> Bool {
+        a.bitPattern == b.bitPattern || (a.isNaN && b.isNaN)
+    }
+
+    private func canonicalBits(_ d: Double) -> UInt64 {
+        d.isNaN ? Double.nan.bitPattern : d.bitPattern
+    }
+
     public func hash(into hasher: inout Hasher) {
         switch self {
         case .string(let s): hasher.combine(0); CodePointKey(s).hash(into: &hasher)
         case .integer(let i): hasher.combine(1); hasher.combine(i)
-        case .real(let d): hasher.combine(2); hasher.combine(d.isNaN ? Double.nan.bitPattern : d.bitPattern)
+        case .real(let d): hasher.combine(2); hasher.combine(canonicalBits(d))
         case .bool(let b): hasher.combine(3); hasher.combine(b)
-        case .date(let d): hasher.combine(4); hasher.combine(d)
+        case .date(let d): hasher.combine(4); hasher.combine(canonicalBits(d.timeIntervalSinceReferenceDate))
         case .data(let d): hasher.combine(5); hasher.combine(d)
         case .array(let a): hasher.combine(6); hasher.combine(a)
         case .dictionary(let d): hasher.combine(7); hasher.combine(d)

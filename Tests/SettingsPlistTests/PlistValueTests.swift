@@ -39,6 +39,11 @@ struct PlistValueTests {
         #expect(PlistValue.real(.nan) == PlistValue.real(-.nan))
         #expect(Set([PlistValue.real(.nan), .real(.nan)]).count == 1)
         #expect(PlistValue.integer(1) != PlistValue.real(1))
+        // Found by fuzzing: a binary date may hold any double, NaN included.
+        let nanDate = PlistValue.date(Date(timeIntervalSinceReferenceDate: .nan))
+        #expect(nanDate == nanDate)
+        #expect(Set([nanDate, nanDate]).count == 1)
+        #expect(PlistValue.date(Date(timeIntervalSinceReferenceDate: -0.0)) != .date(Date(timeIntervalSinceReferenceDate: 0.0)))
         #expect(PlistValue.integer(1) != PlistValue.bool(true))
     }
 
