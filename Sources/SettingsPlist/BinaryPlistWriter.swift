@@ -41,15 +41,19 @@ struct BinaryPlistFlattener {
     private var strings: [String] = []
     private var stringObjects: [Int] = []
     private var stringSlots = BinaryPlistHashSlots()
-    private var integers: [PlistInteger: Int] = [:]
-    /// Reals and dates by bit pattern: `-0.0` and `0.0` stay apart, each NaN payload is kept.
-    private var reals: [UInt64: Int] = [:]
-    private var dates: [UInt64: Int] = [:]
+    /// Integers, reals, dates and UIDs met so far, as (kind, 64 bits), and their object numbers.
+    /// Reals and dates go by bit pattern: `-0.0` and `0.0` stay apart, each NaN payload is kept.
+    private var scalars: [(kind: ScalarKind, bits: UInt64)] = []
+    private var scalarObjects: [Int] = []
+    private var scalarSlots = BinaryPlistHashSlots()
     private var datas: [Data: Int] = [:]
-    private var uids: [UInt64: Int] = [:]
     private var booleans: (false: Int, true: Int) = (-1, -1)
     /// Containers by a hash of kind and children.
     private var containerSlots = BinaryPlistHashSlots()
+
+    private enum ScalarKind: UInt8 {
+        case integer, negativeInteger, real, date, uid
+    }
 
     private struct Container {
         /// `0xA0` (array) or `0xD0` (dictionary).
@@ -67,11 +71,11 @@ struct BinaryPlistFlattener {
         case .string(let s):
             return addString(s)
         case .integer(let i):
-            if let known = Self.claim(&integers[i, default: -1], next: offsets.count) { return known }
-            return startObject { $0.writeInteger(i) }
+            if let known = knownScalar(i.isNegative ? .negativeInteger : .integer, i.bits) { return known }
+            return startScalar { $0.writeInteger(i) }
         case .real(let d):
-            if let known = Self.claim(&reals[d.bitPattern, default: -1], next: offsets.count) { return known }
-            return startObject { $0.writeDouble(0x23, d) }
+            if let known = knownScalar(.real, d.bitPattern) { return known }
+            return startScalar { $0.writeDouble(0x23, d) }
         case .bool(let b):
             let known = b ? booleans.true : booleans.false
             if known >= 0 { return known }
@@ -80,8 +84,8 @@ struct BinaryPlistFlattener {
             return object
         case .date(let d):
             let t = d.timeIntervalSinceReferenceDate
-            if let known = Self.claim(&dates[t.bitPattern, default: -1], next: offsets.count) { return known }
-            return startObject { $0.writeDouble(0x33, t) }
+            if let known = knownScalar(.date, t.bitPattern) { return known }
+            return startScalar { $0.writeDouble(0x33, t) }
         case .data(let d):
             if let known = Self.claim(&datas[d, default: -1], next: offsets.count) { return known }
             return startObject { $0.writeData(d) }
@@ -89,8 +93,8 @@ struct BinaryPlistFlattener {
             guard u <= UInt64(UInt32.max) else {
                 throw PlistError(.unencodable, "UID \(u) is wider than 32 bits, which binary plist readers refuse")
             }
-            if let known = Self.claim(&uids[u, default: -1], next: offsets.count) { return known }
-            return startObject { $0.writeUID(UInt32(u)) }
+            if let known = knownScalar(.uid, u) { return known }
+            return startScalar { $0.writeUID(UInt32(u)) }
         case .array(let elements):
             let base = pending.count
             for element in elements { pending.append(try add(element)) }
@@ -126,6 +130,25 @@ struct BinaryPlistFlattener {
         if slot >= 0 { return slot }
         slot = next
         return nil
+    }
+
+    /// The object number of an equal scalar met before; else `nil`, and the scalar is recorded
+    /// as the next entry of `scalars`, which ``startScalar(_:)`` then writes.
+    private mutating func knownScalar(_ kind: ScalarKind, _ bits: UInt64) -> Int? {
+        let next = scalars.count
+        let hash = BinaryPlistHashSlots.finish(BinaryPlistHashSlots.mix(BinaryPlistHashSlots.seed ^ UInt64(kind.rawValue), bits))
+        let found = scalarSlots.findOrInsert(hash: hash, next) { scalars[$0].kind == kind && scalars[$0].bits == bits }
+        if found < next { return scalarObjects[found] }
+        scalars.append((kind, bits))
+        return nil
+    }
+
+    /// Writes the scalar just recorded by ``knownScalar(_:_:)``.
+    @inline(__always)
+    private mutating func startScalar(_ write: (inout Self) -> Void) -> Int {
+        let object = startObject(write)
+        scalarObjects.append(object)
+        return object
     }
 
     /// Records a new scalar object at the current end of the file and writes it.

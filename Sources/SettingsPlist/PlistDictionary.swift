@@ -156,14 +156,12 @@ public struct PlistDictionary: Sendable {
     }
 
     /// Appends an entry without checking for an existing key. The caller knows `key` is new.
-    @usableFromInline mutating func append(_ key: String, _ value: PlistValue) {
+    @usableFromInline mutating func append(_ key: consuming String, _ value: consuming PlistValue) {
+        // Consuming parameters: a reader's freshly decoded values move in without a retain.
+        if index != nil { index![CodePointKey(copy key)] = keys.count }
         keys.append(key)
         values.append(value)
-        if index != nil {
-            index![CodePointKey(key)] = keys.count - 1
-        } else if keys.count > Self.indexThreshold {
-            rebuildIndex()
-        }
+        if index == nil && keys.count > Self.indexThreshold { rebuildIndex() }
     }
 
     /// Inserts `value` for a key known to be new, or resolves a duplicate as the format requires.
@@ -185,7 +183,8 @@ public struct PlistDictionary: Sendable {
     }
 
     private mutating func rebuildIndex() {
-        var map = [CodePointKey: Int](minimumCapacity: keys.count)
+        // Sized for the reserved capacity, so a dictionary filled by a reader is hashed once.
+        var map = [CodePointKey: Int](minimumCapacity: Swift.max(keys.count, keys.capacity))
         for (i, k) in keys.enumerated() { map[CodePointKey(k)] = i }
         index = map
     }
