@@ -46,7 +46,11 @@ struct BinaryPlistFlattener {
     private var scalars: [(kind: ScalarKind, bits: UInt64)] = []
     private var scalarObjects: [Int] = []
     private var scalarSlots = BinaryPlistHashSlots()
-    private var datas: [Data: Int] = [:]
+    /// Data blobs met so far (by bytes, through `dataSlots`) and their object numbers: the
+    /// seeded byte hash costs a fraction of `Data`'s `Hasher`-based one.
+    private var datas: [Data] = []
+    private var dataObjects: [Int] = []
+    private var dataSlots = BinaryPlistHashSlots()
     private var booleans: (false: Int, true: Int) = (-1, -1)
     /// Containers by a hash of kind and children.
     private var containerSlots = BinaryPlistHashSlots()
@@ -87,8 +91,7 @@ struct BinaryPlistFlattener {
             if let known = knownScalar(.date, t.bitPattern) { return known }
             return startScalar { $0.writeDouble(0x33, t) }
         case .data(let d):
-            if let known = Self.claim(&datas[d, default: -1], next: offsets.count) { return known }
-            return startObject { $0.writeData(d) }
+            return addData(d)
         case .uid(let u):
             guard u <= UInt64(UInt32.max) else {
                 throw PlistError(.unencodable, "UID \(u) is wider than 32 bits, which binary plist readers refuse")
@@ -123,13 +126,19 @@ struct BinaryPlistFlattener {
         return object
     }
 
-    /// Returns the number already in `slot`, or stores `next` there and returns `nil` (the
-    /// caller then writes object `next`). One hash lookup either way.
-    @inline(__always)
-    private static func claim(_ slot: inout Int, next: Int) -> Int? {
-        if slot >= 0 { return slot }
-        slot = next
-        return nil
+    private mutating func addData(_ d: Data) -> Int {
+        let next = datas.count
+        let index = d.withUnsafeBytes { raw in
+            let bytes = raw.assumingMemoryBound(to: UInt8.self)
+            return dataSlots.findOrInsert(hash: BinaryPlistHashSlots.hash(bytes), next) { candidate in
+                datas[candidate].withUnsafeBytes { BinaryPlistText.equal(bytes, $0.assumingMemoryBound(to: UInt8.self)) }
+            }
+        }
+        if index < next { return dataObjects[index] }
+        datas.append(d)
+        let object = startObject { $0.writeData(d) }
+        dataObjects.append(object)
+        return object
     }
 
     /// The object number of an equal scalar met before; else `nil`, and the scalar is recorded
