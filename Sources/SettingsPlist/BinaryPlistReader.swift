@@ -602,17 +602,54 @@ struct BinaryPlistHashSlots {
         return next
     }
 
-    private mutating func grow() {
-        let (oldHashes, oldNumbers) = (hashes, numbers)
-        hashes = [UInt64](repeating: 0, count: oldHashes.count * 2)
-        numbers = [Int](repeating: 0, count: oldHashes.count * 2)
+    /// The number of the entry matching `isMatch` among those with `hash`, or `nil`.
+    @inline(__always)
+    func find(hash: UInt64, isMatch: (Int) -> Bool) -> Int? {
+        let hash = hash | 1
         let mask = hashes.count - 1
-        for i in oldHashes.indices where oldHashes[i] != 0 {
-            var slot = Int(truncatingIfNeeded: oldHashes[i] >> 1) & mask
-            while hashes[slot] != 0 { slot = (slot + 1) & mask }
-            hashes[slot] = oldHashes[i]
-            numbers[slot] = oldNumbers[i]
+        var slot = Int(truncatingIfNeeded: hash >> 1) & mask
+        while hashes[slot] != 0 {
+            if hashes[slot] == hash && isMatch(numbers[slot]) { return numbers[slot] }
+            slot = (slot + 1) & mask
         }
+        return nil
+    }
+
+    /// Records `number` under `hash`; the caller knows no entry matches.
+    mutating func insert(hash: UInt64, _ number: Int) {
+        let hash = hash | 1
+        let mask = hashes.count - 1
+        var slot = Int(truncatingIfNeeded: hash >> 1) & mask
+        while hashes[slot] != 0 { slot = (slot + 1) & mask }
+        hashes[slot] = hash
+        numbers[slot] = number
+        count += 1
+        if count * 2 > hashes.count { grow() }
+    }
+
+    /// Doubles the table. Works on buffers: array subscripts on `self` would check uniqueness
+    /// on every store, which made growing cost more than all the lookups.
+    private mutating func grow() {
+        let size = hashes.count * 2
+        let mask = size - 1
+        var newHashes = [UInt64](repeating: 0, count: size)
+        var newNumbers = [Int](repeating: 0, count: size)
+        hashes.withUnsafeBufferPointer { oldHashes in
+            numbers.withUnsafeBufferPointer { oldNumbers in
+                newHashes.withUnsafeMutableBufferPointer { hashes in
+                    newNumbers.withUnsafeMutableBufferPointer { numbers in
+                        for i in oldHashes.indices where oldHashes[i] != 0 {
+                            var slot = Int(truncatingIfNeeded: oldHashes[i] >> 1) & mask
+                            while hashes[slot] != 0 { slot = (slot + 1) & mask }
+                            hashes[slot] = oldHashes[i]
+                            numbers[slot] = oldNumbers[i]
+                        }
+                    }
+                }
+            }
+        }
+        hashes = newHashes
+        numbers = newNumbers
     }
 
     /// Mixes one 64-bit word into a running hash.

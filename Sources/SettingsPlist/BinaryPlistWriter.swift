@@ -41,6 +41,11 @@ struct BinaryPlistFlattener {
     private var strings: [String] = []
     private var stringObjects: [Int] = []
     private var stringSlots = BinaryPlistHashSlots()
+    /// The representation bits of each string in `strings`, found through `stringBitSlots`: equal
+    /// bits mean equal text (an inline small string, or the same storage, which `strings` keeps
+    /// alive), so a key met again costs two words' hash instead of a hash of its bytes.
+    private var stringBits: [RawStringBits] = []
+    private var stringBitSlots = BinaryPlistHashSlots()
     /// Integers, reals, dates and UIDs met so far, as (kind, 64 bits), and their object numbers.
     /// Reals and dates go by bit pattern: `-0.0` and `0.0` stay apart, each NaN payload is kept.
     private var scalars: [(kind: ScalarKind, bits: UInt64)] = []
@@ -110,7 +115,24 @@ struct BinaryPlistFlattener {
         }
     }
 
+    private typealias RawStringBits = (UInt64, UInt64)
+
+    /// A string's representation as two words, or `nil` where `String` is not two words.
+    @inline(__always)
+    private static func rawBits(_ s: String) -> RawStringBits? {
+        guard MemoryLayout<String>.size == MemoryLayout<RawStringBits>.size else { return nil }
+        return unsafeBitCast(s, to: RawStringBits.self)
+    }
+
     private mutating func addString(_ s: String) -> Int {
+        let bits = Self.rawBits(s)
+        var bitHash: UInt64 = 0
+        if let bits {
+            bitHash = BinaryPlistHashSlots.finish(BinaryPlistHashSlots.mix(BinaryPlistHashSlots.mix(BinaryPlistHashSlots.seed, bits.0), bits.1))
+            if let known = stringBitSlots.find(hash: bitHash, isMatch: { stringBits[$0] == bits }) {
+                return stringObjects[known]
+            }
+        }
         var text = s
         let next = strings.count
         let index = text.withUTF8 { bytes in
@@ -121,6 +143,12 @@ struct BinaryPlistFlattener {
         }
         if index < next { return stringObjects[index] }
         strings.append(s)
+        if let bits {
+            stringBits.append(bits)
+            stringBitSlots.insert(hash: bitHash, next)
+        } else {
+            stringBits.append((0, 0))
+        }
         let object = startObject { $0.writeString(s) }
         stringObjects.append(object)
         return object
