@@ -20,8 +20,6 @@ public struct SettingsError: Error, Hashable, Sendable, CustomStringConvertible 
         case typeMismatch
         /// A file exists but could not be read or parsed, or could not be written.
         case invalidFile
-        /// A rule refused a value.
-        case ruleFailed
         /// A command-line argument or environment variable could not be parsed.
         case invalidOverride
     }
@@ -88,8 +86,6 @@ public struct SettingsError: Error, Hashable, Sendable, CustomStringConvertible 
             } else {
                 text = "invalid file \(path ?? "?")"
             }
-        case .ruleFailed:
-            text = "rule refused the value for \(keyText ?? "key")"
         case .invalidOverride:
             text = "invalid override for \(keyText ?? "key")"
         }
