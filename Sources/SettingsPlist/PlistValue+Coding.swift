@@ -149,7 +149,13 @@ extension PlistValue {
 
 extension PlistError {
     /// A short reason for a Foundation I/O error, without Foundation's long wrapper text.
-    static func reason(_ error: any Error) -> String {
+    ///
+    /// ```swift
+    /// PlistError.reason(error)   // "no such file", "permission denied", ...
+    /// ```
+    ///
+    /// - Parameter error: an error thrown by `Data(contentsOf:)` or `Data.write(to:)`.
+    public static func reason(_ error: any Error) -> String {
         if let e = error as? CocoaError {
             switch e.code {
             case .fileReadNoSuchFile, .fileNoSuchFile: return "no such file"

@@ -68,7 +68,7 @@ func readFile(_ path: String) throws(CLIError) -> Data {
     do {
         return try Data(contentsOf: URL(filePath: path))
     } catch {
-        throw .failure("\(path): cannot read file: \(reason(error))")
+        throw .failure("\(path): cannot read file: \(PlistError.reason(error))")
     }
 }
 
@@ -77,19 +77,8 @@ func writeFile(_ bytes: Data, to path: String) throws(CLIError) {
     do {
         try bytes.write(to: URL(filePath: path), options: .atomic)
     } catch {
-        throw .failure("\(path): cannot write file: \(reason(error))")
+        throw .failure("\(path): cannot write file: \(PlistError.reason(error))")
     }
-}
-
-private func reason(_ error: any Error) -> String {
-    if let e = error as? CocoaError {
-        switch e.code {
-        case .fileReadNoSuchFile, .fileNoSuchFile: return "no such file"
-        case .fileReadNoPermission, .fileWriteNoPermission: return "permission denied"
-        default: break
-        }
-    }
-    return "\(error)"
 }
 
 /// The input formats a command accepts: either plist format, or canonical typed JSON.
