@@ -50,3 +50,23 @@ extension PlistDictionary {
         return out
     }
 }
+
+extension PlistDictionary {
+    /// Appends the key paths (below `prefix`) where this dictionary and `other` differ: where one
+    /// has a key the other lacks, or their values differ. Where both hold a dictionary, the
+    /// comparison goes inside it, so only the changed leaves are listed.
+    func collectDifferingPaths(from other: PlistDictionary, prefix: [String], into paths: inout [SettingsKey]) {
+        for (key, value) in self {
+            let theirs = other[key]
+            if theirs == value { continue }
+            if case .dictionary(let mine)? = Optional(value), case .dictionary(let below)? = theirs {
+                mine.collectDifferingPaths(from: below, prefix: prefix + [key], into: &paths)
+            } else {
+                paths.append(SettingsKey(components: prefix + [key]))
+            }
+        }
+        for (key, _) in other where self[key] == nil {
+            paths.append(SettingsKey(components: prefix + [key]))
+        }
+    }
+}

@@ -1,5 +1,6 @@
 import SettingsPlist
 public import Synchronization
+public import Observation
 
 /// What every setting exposes without its value type: used by `$setting`, by reflection
 /// (``SettingsStore/bind(_:to:)``, missing-default warnings) and by the store.
@@ -30,6 +31,8 @@ final class SettingBox<Value: Sendable>: AnySettingBox {
         @usableFromInline var cachedRegistryVersion: UInt64 = .max
         /// The final value, valid when both versions match.
         @usableFromInline var cached: Value?
+        /// The key path the Observation framework is told about on each read (set on the first read).
+        @usableFromInline var observed: (any ObservedKeyPath)?
 
         @inlinable init(key: SettingsKey?, store: SettingsStore) {
             self.key = key
@@ -143,6 +146,7 @@ final class SettingBox<Value: Sendable>: AnySettingBox {
             if let store, s.store !== store {
                 s.store = store
                 s.cachedGeneration = .max
+                s.observed = nil
             }
         }
     }
@@ -160,12 +164,18 @@ final class SettingBox<Value: Sendable>: AnySettingBox {
         return key
     }
 
-    /// The current value: from the cache when nothing changed since it was filled.
+    /// The current value: from the cache when nothing changed since it was filled. The read is
+    /// reported to the Observation framework.
     @inlinable
     func read() -> Value {
         let registryVersion = SettingsTransformers.currentVersion
         let hit: Value? = state.withLock { s in
-            s.cachedGeneration == s.store.generation && s.cachedRegistryVersion == registryVersion ? s.cached : nil
+            guard s.cachedGeneration == s.store.generation && s.cachedRegistryVersion == registryVersion,
+                  let observed = s.observed else { return nil }
+            // Reporting the read records it only inside `withObservationTracking`; it calls no
+            // user code, so it is safe under the lock (and avoids retaining the store here).
+            s.store.registrar.access(s.store, keyPath: observed)
+            return s.cached
         }
         if let hit { return hit }
         return refresh(registryVersion: registryVersion)
@@ -180,12 +190,15 @@ final class SettingBox<Value: Sendable>: AnySettingBox {
         let generation = store.generation
         let resolved = store.state.withLock { $0.resolve(key) }
         let value = conversion.read(resolved?.value, key, resolved?.layer)
+        let observed = state.withLock { s in s.observed } ?? store.observationKeyPath(for: key)
         state.withLock { s in
             guard s.store === store else { return }
             s.cached = value
             s.cachedGeneration = generation
             s.cachedRegistryVersion = registryVersion
+            s.observed = observed
         }
+        store.registrar.access(store, keyPath: observed)
         return value
     }
 

@@ -215,8 +215,8 @@ extension SettingsStore {
     /// generation once. Returns the diagnostics for literals that fell back to strings.
     nonisolated func applyVolatile(_ assignments: [(source: String, key: SettingsKey, text: String)], describedAs kind: String) -> [SettingsDiagnostic] {
         guard !assignments.isEmpty else { return [] }
-        let diagnostics = state.withLock { s -> [SettingsDiagnostic] in
-            var diagnostics: [SettingsDiagnostic] = []
+        var diagnostics: [SettingsDiagnostic] = []
+        replace(.volatile, origin: .volatile) { s in
             for (source, key, text) in assignments {
                 // The type hint comes from the layers below: an earlier volatile value is no declaration.
                 var existing: PlistValue?
@@ -231,9 +231,7 @@ extension SettingsStore {
                 }
                 s.modify(.volatile) { _ = $0.setValue(value, at: key.components[...]) }
             }
-            return diagnostics
         }
-        generationCounter.add(1, ordering: .releasing)
         return diagnostics
     }
 }

@@ -5,6 +5,7 @@ public import Foundation
 #endif
 public import SettingsPlist
 public import Synchronization
+public import Observation
 
 /// Holds settings in layers and persists the user's layer to a property-list file.
 ///
@@ -29,6 +30,9 @@ public actor SettingsStore {
         /// Only file-backed stores track them.
         var dirty: [SettingsKey] = []
         var tracksChanges = false
+        /// Keys read by settings, with the key path the Observation framework knows them by;
+        /// writes to them are passed on to the framework's registrar.
+        var tracked: [SettingsKey: any ObservedKeyPath] = [:]
 
         /// Records a changed user key; compacts the list when a long burst repeats keys.
         mutating func markDirty(_ key: SettingsKey) {
@@ -38,6 +42,14 @@ public actor SettingsStore {
                 var seen = Set<SettingsKey>()
                 dirty = dirty.filter { seen.insert($0).inserted }
             }
+        }
+
+        /// The key paths whose effective value differs from `before`'s, given that only `layer`
+        /// changed between the two states.
+        func effectiveChanges(from before: State, in layer: SettingsLayer) -> [SettingsKey] {
+            var candidates: [SettingsKey] = []
+            self[layer].collectDifferingPaths(from: before[layer], prefix: [], into: &candidates)
+            return candidates.filter { before.resolve($0)?.value != resolve($0)?.value }
         }
 
         /// One layer's dictionary (read-only; change it with ``modify(_:_:)``).
@@ -51,7 +63,12 @@ public actor SettingsStore {
         /// The effective value and its layer. A dictionary is merged with the dictionaries at the
         /// same key in lower layers, so a namespace read shows every key visible under it.
         func resolve(_ key: SettingsKey) -> (value: PlistValue, layer: SettingsLayer)? {
-            for layer in SettingsLayer.allCases {
+            resolve(key, from: .volatile)
+        }
+
+        /// The effective value as if the layers above `first` were empty.
+        func resolve(_ key: SettingsKey, from first: SettingsLayer) -> (value: PlistValue, layer: SettingsLayer)? {
+            for layer in SettingsLayer.allCases where layer >= first {
                 guard let value = layers[layer.rawValue].value(at: key.components) else { continue }
                 guard case .dictionary(var merged) = value else { return (value, layer) }
                 for lower in SettingsLayer.allCases where lower > layer {
@@ -66,6 +83,11 @@ public actor SettingsStore {
     }
 
     nonisolated let state: Mutex<State>
+    /// Who is told about changes, and the queue their callbacks go through.
+    nonisolated let observers = SettingsObservers()
+    /// The Observation framework's registrar: settings report reads to it, changes reach it
+    /// through ``observers``.
+    @usableFromInline nonisolated let registrar = ObservationRegistrar()
     /// Bumped on every change to any layer; `@Setting` caches compare it to stay current.
     @usableFromInline nonisolated let generationCounter = Atomic<UInt64>(0)
 
@@ -176,11 +198,10 @@ public actor SettingsStore {
 
     /// Removes every value of the user layer (Palau's `clear()` for the whole store).
     public nonisolated func removeAllUserValues() {
-        state.withLock { s in
+        replace(.user, origin: .write) { s in
             for key in s[.user].keys { s.markDirty(SettingsKey(components: [key])) }
             s.modify(.user) { $0 = PlistDictionary() }
         }
-        generationCounter.add(1, ordering: .releasing)
     }
 
     /// Sets a value for this process only, above every other layer (never written to disk).
@@ -200,38 +221,82 @@ public actor SettingsStore {
     ///
     /// - Parameter defaults: the defaults, nested dictionaries for namespaces.
     public nonisolated func register(defaults: PlistDictionary) {
-        replace(.defaults) { $0 = defaults.merged(over: $0) }
+        replace(.defaults, origin: .defaults) { $0.modify(.defaults) { $0 = defaults.merged(over: $0) } }
     }
 
     /// Lays `overrides` over the override layer, merged deeply (TFOptionsKit's target options).
     ///
     /// - Parameter overrides: the override values.
     public nonisolated func addOverrides(_ overrides: PlistDictionary) {
-        replace(.overrides) { $0 = overrides.merged(over: $0) }
+        replace(.overrides, origin: .overrides) { $0.modify(.overrides) { $0 = overrides.merged(over: $0) } }
     }
 
-    /// Replaces a whole non-user layer's contents.
+    /// Changes one layer as a whole (or several keys of it), bumps the generation, and announces
+    /// the keys whose effective value changed.
     ///
     /// - Parameters:
-    ///   - layer: the layer (`.user` is written through ``set(_:for:)`` instead).
-    ///   - body: changes the layer's dictionary.
-    nonisolated func replace(_ layer: SettingsLayer, _ body: (inout PlistDictionary) -> Void) {
-        state.withLock { s in s.modify(layer, body) }
+    ///   - layer: the layer `body` changes (only it is compared to find what changed).
+    ///   - origin: what the change is announced as.
+    ///   - body: changes the state; it runs under the store's lock.
+    nonisolated func replace(_ layer: SettingsLayer, origin: SettingsChange.Origin, _ body: (inout State) -> Void) {
+        let observing = observers.isActive
+        let (changed, keyPaths) = state.withLock { s -> ([SettingsKey], [any ObservedKeyPath]) in
+            guard observing || !s.tracked.isEmpty else {
+                body(&s)
+                return ([], [])
+            }
+            let before = s
+            body(&s)
+            let changed = s.effectiveChanges(from: before, in: layer)
+            return (changed, s.trackedKeyPaths(relatedTo: changed))
+        }
         generationCounter.add(1, ordering: .releasing)
+        announce(changed, keyPaths: keyPaths, origin: origin, observing: observing)
     }
 
-    /// The one write path: changes one key of one layer, bumps the generation.
+    /// The one single-key write path: changes one key of one layer, bumps the generation, and
+    /// announces the change when the key's effective value changed.
     nonisolated func change(_ layer: SettingsLayer, key: SettingsKey, to value: PlistValue?) {
-        let changed = state.withLock { s -> Bool in
-            let old = s.modify(layer) { dict in
-                key.isTopLevel
-                    ? dict.replaceValue(value, forKey: key.components[0])
-                    : dict.setValue(value, at: key.components[...])
-            }
-            guard old != value else { return false }
+        let observing = observers.isActive
+        let outcome = state.withLock { s -> (changed: [SettingsKey], keyPaths: [any ObservedKeyPath])? in
+            let watched = observing || !s.tracked.isEmpty
+            guard let changed = s.write(value, at: key, in: layer, comparing: watched) else { return nil }
             if layer == .user { s.markDirty(key) }
-            return true
+            return (changed, watched ? s.trackedKeyPaths(relatedTo: changed) : [])
         }
-        if changed { generationCounter.add(1, ordering: .releasing) }
+        guard let outcome else { return }
+        generationCounter.add(1, ordering: .releasing)
+        announce(outcome.changed, keyPaths: outcome.keyPaths, origin: SettingsChange.Origin(layer), observing: observing)
+    }
+
+    /// Tells the Observation framework and the observers about changed keys (never called with
+    /// a lock held).
+    nonisolated func announce(
+        _ changed: [SettingsKey], keyPaths: [any ObservedKeyPath], origin: SettingsChange.Origin, observing: Bool
+    ) {
+        for keyPath in keyPaths {
+            registrar.willSet(self, keyPath: keyPath)
+            registrar.didSet(self, keyPath: keyPath)
+        }
+        if observing { publish(changed, origin: origin) }
+    }
+
+    /// Delivers a change to the observers (never called with a lock held).
+    nonisolated func publish(_ keys: [SettingsKey], origin: SettingsChange.Origin) {
+        observers.publish(keys, origin: origin) { keys in
+            state.withLock { s in keys.map { s.resolve($0) } }
+        }
+    }
+}
+
+extension SettingsChange.Origin {
+    /// What a single-key write to `layer` is announced as.
+    init(_ layer: SettingsLayer) {
+        switch layer {
+        case .volatile: self = .volatile
+        case .overrides: self = .overrides
+        case .user: self = .write
+        case .defaults: self = .defaults
+        }
     }
 }

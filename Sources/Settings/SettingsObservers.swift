@@ -1,0 +1,163 @@
+import SettingsPlist
+import Synchronization
+
+/// The observers of one ``SettingsStore`` and the queue their callbacks are delivered through.
+///
+/// Changes are published after the store's lock is released. Each observer of a key keeps the
+/// last effective value it was told about, so it hears of a change only when that value differs.
+/// Callbacks are queued under the lock and run with no lock held, in the order the changes
+/// happened: the thread that publishes while nobody else is delivering drains the queue, so a
+/// callback may read or write settings (its own writes are queued behind it, never re-entered).
+final class SettingsObservers: Sendable {
+    typealias Resolved = (value: PlistValue, layer: SettingsLayer)
+
+    struct Entry {
+        let id: Int
+        /// The key observed, or `nil` for the whole store.
+        let key: SettingsKey?
+        /// The last effective value delivered (or current at registration).
+        var last: Resolved?
+        /// For key observers: old and new effective values.
+        let onValue: (@Sendable (_ old: Resolved?, _ new: Resolved?) -> Void)?
+        /// For store observers: every change.
+        let onChange: (@Sendable (SettingsChange) -> Void)?
+    }
+
+    struct State {
+        var entries: [Entry] = []
+        var nextID = 0
+        var queue: [@Sendable () -> Void] = []
+        var draining = false
+    }
+
+    private let state = Mutex(State())
+    /// How many entries there are: writes skip all change bookkeeping while it is zero.
+    private let entryCount = Atomic<Int>(0)
+
+    /// Whether anyone observes the store (cheap: one atomic load).
+    var isActive: Bool { entryCount.load(ordering: .acquiring) > 0 }
+
+    /// Adds an observer of `key`'s effective value; `current` reads it now (under the hub's lock,
+    /// so no change published in between is missed or delivered twice).
+    func add(
+        key: SettingsKey, current: () -> Resolved?,
+        onValue: @escaping @Sendable (_ old: Resolved?, _ new: Resolved?) -> Void
+    ) -> Int {
+        state.withLock { h in
+            let id = h.nextID
+            h.nextID += 1
+            h.entries.append(Entry(id: id, key: key, last: current(), onValue: onValue, onChange: nil))
+            entryCount.add(1, ordering: .releasing)
+            return id
+        }
+    }
+
+    /// Adds an observer of every change to the store.
+    func add(onChange: @escaping @Sendable (SettingsChange) -> Void) -> Int {
+        state.withLock { h in
+            let id = h.nextID
+            h.nextID += 1
+            h.entries.append(Entry(id: id, key: nil, last: nil, onValue: nil, onChange: onChange))
+            entryCount.add(1, ordering: .releasing)
+            return id
+        }
+    }
+
+    /// Removes an observer; callbacks already queued for it may still run once.
+    func remove(_ id: Int) {
+        let removed: Entry? = state.withLock { h in
+            guard let i = h.entries.firstIndex(where: { $0.id == id }) else { return nil }
+            entryCount.subtract(1, ordering: .releasing)
+            return h.entries.remove(at: i)
+        }
+        _ = removed  // released here, outside the lock: its closures may own anything
+    }
+
+    /// The number of observers, for tests and descriptions.
+    var count: Int { entryCount.load(ordering: .acquiring) }
+
+    /// Announces that the effective values at `keys` changed, and delivers the callbacks.
+    ///
+    /// - Parameters:
+    ///   - keys: key paths whose effective value changed.
+    ///   - origin: where the change came from.
+    ///   - resolve: reads the current effective values of some keys (under the store's lock).
+    func publish(_ keys: [SettingsKey], origin: SettingsChange.Origin, resolve: ([SettingsKey]) -> [Resolved?]) {
+        guard isActive, !keys.isEmpty else { return }
+        let change = SettingsChange(keys: keys, origin: origin)
+        let batch: [@Sendable () -> Void] = state.withLock { h in
+            var related: [(index: Int, key: SettingsKey)] = []
+            for (i, entry) in h.entries.enumerated() {
+                if let key = entry.key {
+                    if change.affects(key) { related.append((i, key)) }
+                } else if let onChange = entry.onChange {
+                    h.queue.append { onChange(change) }
+                }
+            }
+            if !related.isEmpty {
+                let values = resolve(related.map(\.key))
+                for (item, new) in zip(related, values) {
+                    let old = h.entries[item.index].last
+                    guard old?.value != new?.value else { continue }
+                    h.entries[item.index].last = new
+                    if let onValue = h.entries[item.index].onValue { h.queue.append { onValue(old, new) } }
+                }
+            }
+            guard !h.draining, !h.queue.isEmpty else { return [] }
+            h.draining = true
+            defer { h.queue.removeAll(keepingCapacity: true) }
+            return h.queue
+        }
+        guard !batch.isEmpty else { return }
+        var jobs = batch
+        while true {
+            for job in jobs { job() }
+            jobs = state.withLock { h in
+                guard !h.queue.isEmpty else {
+                    h.draining = false
+                    return []
+                }
+                defer { h.queue.removeAll(keepingCapacity: true) }
+                return h.queue
+            }
+            if jobs.isEmpty { return }
+        }
+    }
+}
+
+/// A registered observer: keep it to keep receiving changes; `cancel()` it or let it go to stop.
+///
+/// ```swift
+/// let observation = settings.$volume.onChange { new, old in print("volume \(old) -> \(new)") }
+/// // ...
+/// observation.cancel()     // or just drop the last reference
+/// ```
+public final class SettingsObservation: Sendable, Hashable {
+    private let action: Mutex<(@Sendable () -> Void)?>
+
+    init(cancel: @escaping @Sendable () -> Void) {
+        action = Mutex(cancel)
+    }
+
+    /// Stops the callbacks. Safe to call more than once and from any thread; a callback already
+    /// being delivered may still finish.
+    public func cancel() {
+        let cancel = action.withLock { a -> (@Sendable () -> Void)? in
+            defer { a = nil }
+            return a
+        }
+        cancel?()
+    }
+
+    /// Keeps the observation in a set, like Combine's `store(in:)`.
+    ///
+    /// - Parameter set: the set that owns the observation.
+    public func store(in set: inout Set<SettingsObservation>) {
+        set.insert(self)
+    }
+
+    deinit { cancel() }
+
+    public static func == (lhs: SettingsObservation, rhs: SettingsObservation) -> Bool { lhs === rhs }
+    public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
+}
