@@ -20,6 +20,7 @@ enum StoreBenchmarks {
         let store = SettingsStore.inMemory(["count": 42, "name": "Ada Lovelace"])
         let settings = BenchSettings(store: store)
         let ints = Mutex<[String: Int]>(["count": 42])
+        blackHole(settings.count)  // a read first, as programs do: the key is then tracked for observation
         profileSettingsWrite(settings, count)
         profileMutexWrite(ints, count)
         profileSettingsRead(settings, count)

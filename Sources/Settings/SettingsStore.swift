@@ -30,6 +30,9 @@ public actor SettingsStore {
         /// Only file-backed stores track them.
         var dirty: [SettingsKey] = []
         var tracksChanges = false
+        /// Whether a save is scheduled after a change (file stores with autosave on).
+        var autosaves = false
+        var saveScheduled = false
         /// Keys read by settings, with the key path the Observation framework knows them by;
         /// writes to them are passed on to the framework's registrar.
         var tracked: [SettingsKey: any ObservedKeyPath] = [:]
@@ -42,6 +45,13 @@ public actor SettingsStore {
                 var seen = Set<SettingsKey>()
                 dirty = dirty.filter { seen.insert($0).inserted }
             }
+        }
+
+        /// Whether a save should be scheduled now: there are unsaved changes and none is pending.
+        mutating func takeSaveRequest() -> Bool {
+            guard autosaves, !saveScheduled, !dirty.isEmpty else { return false }
+            saveScheduled = true
+            return true
         }
 
         /// The key paths whose effective value differs from `before`'s, given that only `layer`
@@ -93,17 +103,29 @@ public actor SettingsStore {
 
     /// The file the user layer is kept in, or `nil` for an in-memory store.
     public nonisolated let url: URL?
-    /// The format the file is written in.
-    public nonisolated let format: PlistFormat
+    /// The user's file, for file stores.
+    nonisolated let file: SettingsFile?
+    /// How long after a change the file is saved (`nil`: only on ``flush()``).
+    nonisolated let autosaveDelay: Duration?
+    private nonisolated let initialFormat: PlistFormat
+
+    /// The format the file is written in: an existing file's own, else the one asked for.
+    public nonisolated var format: PlistFormat {
+        file?.state.withLock { $0.format } ?? initialFormat
+    }
 
     /// Creates a store.
     ///
     /// - Parameters:
     ///   - url: the user layer's file, or `nil` to keep everything in memory.
     ///   - format: the file format for new files (an existing file keeps its own).
-    init(url: URL?, format: PlistFormat) {
+    ///   - autosaveDelay: how long after a change the file is saved, or `nil` for never
+    ///     (only on ``flush()``).
+    init(url: URL?, format: PlistFormat, autosaveDelay: Duration? = nil) {
         self.url = url
-        self.format = format
+        self.initialFormat = format
+        self.file = url.map { SettingsFile(url: $0, format: format) }
+        self.autosaveDelay = autosaveDelay
         self.state = Mutex(State())
     }
 
@@ -240,45 +262,53 @@ public actor SettingsStore {
     ///   - body: changes the state; it runs under the store's lock.
     nonisolated func replace(_ layer: SettingsLayer, origin: SettingsChange.Origin, _ body: (inout State) -> Void) {
         let observing = observers.isActive
-        let (changed, keyPaths) = state.withLock { s -> ([SettingsKey], [any ObservedKeyPath]) in
+        let (changed, keyPaths, save) = state.withLock { s -> ([SettingsKey], TrackedKeyPaths, Bool) in
             guard observing || !s.tracked.isEmpty else {
                 body(&s)
-                return ([], [])
+                return ([], TrackedKeyPaths(), s.takeSaveRequest())
             }
             let before = s
             body(&s)
             let changed = s.effectiveChanges(from: before, in: layer)
-            return (changed, s.trackedKeyPaths(relatedTo: changed))
+            return (changed, s.trackedKeyPaths(for: .keys(changed), writing: SettingsKey(components: [])), s.takeSaveRequest())
         }
         generationCounter.add(1, ordering: .releasing)
-        announce(changed, keyPaths: keyPaths, origin: origin, observing: observing)
+        if save { scheduleSave() }
+        announce(keyPaths)
+        if observing { publish(changed, origin: origin) }
     }
 
     /// The one single-key write path: changes one key of one layer, bumps the generation, and
     /// announces the change when the key's effective value changed.
     nonisolated func change(_ layer: SettingsLayer, key: SettingsKey, to value: PlistValue?) {
         let observing = observers.isActive
-        let outcome = state.withLock { s -> (changed: [SettingsKey], keyPaths: [any ObservedKeyPath])? in
+        let outcome = state.withLock { s -> (effect: WriteEffect, keyPaths: TrackedKeyPaths, save: Bool)? in
             let watched = observing || !s.tracked.isEmpty
-            guard let changed = s.write(value, at: key, in: layer, comparing: watched) else { return nil }
-            if layer == .user { s.markDirty(key) }
-            return (changed, watched ? s.trackedKeyPaths(relatedTo: changed) : [])
+            guard let effect = s.write(value, at: key, in: layer, comparing: watched) else { return nil }
+            var save = false
+            if layer == .user {
+                s.markDirty(key)
+                save = s.takeSaveRequest()
+            }
+            return (effect, s.trackedKeyPaths(for: effect, writing: key), save)
         }
         guard let outcome else { return }
         generationCounter.add(1, ordering: .releasing)
-        announce(outcome.changed, keyPaths: outcome.keyPaths, origin: SettingsChange.Origin(layer), observing: observing)
+        if outcome.save { scheduleSave() }
+        announce(outcome.keyPaths)
+        if observing { publish(outcome.effect.keys(writing: key), origin: SettingsChange.Origin(layer)) }
     }
 
-    /// Tells the Observation framework and the observers about changed keys (never called with
-    /// a lock held).
-    nonisolated func announce(
-        _ changed: [SettingsKey], keyPaths: [any ObservedKeyPath], origin: SettingsChange.Origin, observing: Bool
-    ) {
-        for keyPath in keyPaths {
+    /// Tells the Observation framework that tracked keys changed (never with a lock held: its
+    /// `onChange` closures run from here).
+    nonisolated func announce(_ keyPaths: TrackedKeyPaths) {
+        guard let first = keyPaths.first else { return }
+        registrar.willSet(self, keyPath: first)
+        registrar.didSet(self, keyPath: first)
+        for keyPath in keyPaths.rest {
             registrar.willSet(self, keyPath: keyPath)
             registrar.didSet(self, keyPath: keyPath)
         }
-        if observing { publish(changed, origin: origin) }
     }
 
     /// Delivers a change to the observers (never called with a lock held).
