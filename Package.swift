@@ -16,6 +16,7 @@ let package = Package(
         .executable(name: "settings", targets: ["settings"]),
         .executable(name: "SettingsExample", targets: ["SettingsExample"]),
         .executable(name: "settings-bench", targets: ["settings-bench"]),
+        .executable(name: "settings-fault", targets: ["settings-fault"]),
     ],
     targets: [
         .target(name: "SettingsPlist", swiftSettings: upcoming),
@@ -31,6 +32,12 @@ let package = Package(
             name: "settings-bench",
             dependencies: ["SettingsPlist", "Settings"],
             path: "Benchmarks/settings-bench",
+            swiftSettings: upcoming
+        ),
+        .executableTarget(
+            name: "settings-fault",
+            dependencies: ["Settings"],
+            path: "Tools/settings-fault",
             swiftSettings: upcoming
         ),
         .testTarget(name: "SettingsPlistTests", dependencies: ["SettingsPlist"], swiftSettings: upcoming),

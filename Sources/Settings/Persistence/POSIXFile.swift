@@ -67,7 +67,7 @@ enum POSIXFile {
     static func identity(of path: String) throws(Failure) -> Identity? {
         var s = stat()
         guard stat(path, &s) == 0 else {
-            if errno == ENOENT { return nil }
+            if errno == ENOENT || errno == ENOTDIR { return nil }
             throw Failure("cannot examine the file")
         }
         return Identity(s)
@@ -77,7 +77,7 @@ enum POSIXFile {
     static func read(_ path: String) throws(Failure) -> (data: Data, identity: Identity)? {
         let fd = retrying { open(path, O_RDONLY | O_CLOEXEC) }
         guard fd >= 0 else {
-            if errno == ENOENT { return nil }
+            if errno == ENOENT || errno == ENOTDIR { return nil }
             throw Failure("cannot open the file")
         }
         defer { close(fd) }

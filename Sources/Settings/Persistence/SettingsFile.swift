@@ -36,6 +36,8 @@ final class SettingsFile: Sendable {
         var reportedMalformed: POSIXFile.Identity?
         var writes = 0
         var reloads = 0
+        /// Whether temporary files left by crashed writers were removed (once per process).
+        var sweptLeftovers = false
     }
 
     let url: URL
@@ -98,18 +100,20 @@ final class SettingsFile: Sendable {
 
     /// Moves a malformed file to `NAME.corrupt-<UTC timestamp>` beside it, unless another
     /// process replaced it meanwhile, and reports what happened.
-    private func moveAsideIfUnchanged(_ identity: POSIXFile.Identity, _ problem: SettingsError, _ s: inout State) {
+    /// - Parameter lockHeld: whether the caller holds the advisory lock already (`flock` locks
+    ///   belong to an open file, so taking it twice in one process would wait forever).
+    private func moveAsideIfUnchanged(_ identity: POSIXFile.Identity, _ problem: SettingsError, _ s: inout State, lockHeld: Bool = false) {
         var problem = problem
         do {
-            let lock = try POSIXFile.lock(lockPath)
-            defer { POSIXFile.unlock(lock) }
+            let lock = lockHeld ? nil : try POSIXFile.lock(lockPath)
+            defer { if let lock { POSIXFile.unlock(lock) } }
             guard try POSIXFile.identity(of: path) == identity else { return }
             let destination = path + ".corrupt-" + Self.timestamp()
             try POSIXFile.moveAside(path, to: destination)
             s.movedAside = URL(filePath: destination)
-            problem.detail = "moved aside to \(destination); using defaults"
+            problem.append(detail: "moved aside to \(destination); using defaults")
         } catch {
-            problem.detail = "could not move it aside (\(error)); using defaults, and the file will not be written"
+            problem.append(detail: "could not move it aside (\(error)); using defaults, and the file will not be written")
             s.unreadable = problem
         }
         s.loadError = problem
@@ -167,6 +171,12 @@ final class SettingsFile: Sendable {
             try createDirectory()
             let lock = try POSIXFile.lock(lockPath)
             defer { POSIXFile.unlock(lock) }
+            if !s.sweptLeftovers {
+                // Temporary files exist only while a writer holds the lock: any seen now were
+                // left by a writer that was killed mid-save.
+                s.sweptLeftovers = true
+                removeLeftoverTemporaryFiles()
+            }
             var base = PlistDictionary()  // a file removed by someone else: only our changes go back
             var permissions: mode_t = 0o600
             if let current = try POSIXFile.identity(of: path) {
@@ -179,7 +189,7 @@ final class SettingsFile: Sendable {
                         base = dictionary
                         s.format = format
                     case .failure(let problem):
-                        moveAsideIfUnchanged(read.identity, problem, &s)
+                        moveAsideIfUnchanged(read.identity, problem, &s, lockHeld: true)
                         if let unreadable = s.unreadable { throw unreadable }
                         base = values
                     }
@@ -200,6 +210,16 @@ final class SettingsFile: Sendable {
             throw error
         } catch {
             throw SettingsError(.invalidFile, path: path, detail: "not saved: \(error)")
+        }
+    }
+
+    /// Removes `.NAME.tmp-*` files beside the file (call with the lock held).
+    private func removeLeftoverTemporaryFiles() {
+        let parts = PathParts(path)
+        let prefix = "." + parts.name + ".tmp-"
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: parts.directory) else { return }
+        for name in names where name.hasPrefix(prefix) {
+            unlink(parts.directory + "/" + name)
         }
     }
 
@@ -246,7 +266,7 @@ final class SettingsFile: Sendable {
                     if s.reportedMalformed != read.identity {
                         s.reportedMalformed = read.identity
                         var problem = problem
-                        problem.detail = "changed on disk but cannot be read; keeping the values in memory"
+                        problem.append(detail: "changed on disk but cannot be read; keeping the values in memory")
                         SettingsDiagnostics.report(SettingsDiagnostic(.fileError, problem.description))
                     }
                     return nil
@@ -255,5 +275,12 @@ final class SettingsFile: Sendable {
                 return nil  // it vanished or became unreadable mid-check: look again next time
             }
         }
+    }
+}
+
+extension SettingsError {
+    /// Adds words to ``detail``, after any already there.
+    mutating func append(detail more: String) {
+        detail = detail.map { "\($0); \(more)" } ?? more
     }
 }

@@ -1,0 +1,61 @@
+// settings-fault: the writer processes of the fault tests (Tools/fault-tests.py).
+//
+//   settings-fault crash-writer FILE           sets keys and flushes in a loop, printing each
+//                                              counter value whose flush() returned; killed by the test
+//   settings-fault writer FILE PREFIX COUNT    COUNT writes of distinct keys PREFIX-0..., each flushed
+//   settings-fault defaults-writer SUITE PREFIX COUNT
+//                                              the same through UserDefaults(suiteName:) + synchronize()
+import Foundation
+import Settings
+
+func fail(_ message: String) -> Never {
+    FileHandle.standardError.write(Data("settings-fault: \(message)\n".utf8))
+    exit(2)
+}
+
+var args = Array(CommandLine.arguments.dropFirst())
+guard let mode = args.first else { fail("usage: settings-fault crash-writer|writer|defaults-writer ...") }
+args.removeFirst()
+
+switch mode {
+case "crash-writer":
+    guard args.count == 1 else { fail("usage: settings-fault crash-writer FILE") }
+    let store = SettingsStore.file(URL(filePath: args[0]), autosaveDelay: .milliseconds(1), externalChanges: .ignored)
+    let start = store["counter"]?.intValue ?? 0
+    FileHandle.standardOutput.write(Data("start \(start)\n".utf8))
+    var i = start
+    while true {
+        i += 1
+        store["counter"] = .integer(PlistInteger(Int64(i)))
+        store[SettingsKey("k\(i % 200)")] = .integer(PlistInteger(Int64(i)))
+        store[SettingsKey("Nested/k\(i % 7)")] = .string(String(repeating: "x", count: i % 300))
+        if i % 3 == 0 {
+            do {
+                try await store.flush()
+            } catch {
+                fail("\(error)")
+            }
+            FileHandle.standardOutput.write(Data("\(i)\n".utf8))  // unbuffered: the test reads it at once
+        }
+    }
+case "writer":
+    guard args.count == 3, let count = Int(args[2]) else { fail("usage: settings-fault writer FILE PREFIX COUNT") }
+    let store = SettingsStore.file(URL(filePath: args[0]), externalChanges: .ignored)
+    for i in 0..<count {
+        store[SettingsKey("\(args[1])-\(i)")] = .integer(PlistInteger(Int64(i)))
+        do {
+            try await store.flush()
+        } catch {
+            fail("\(error)")
+        }
+    }
+case "defaults-writer":
+    guard args.count == 3, let count = Int(args[2]) else { fail("usage: settings-fault defaults-writer SUITE PREFIX COUNT") }
+    guard let defaults = UserDefaults(suiteName: args[0]) else { fail("no suite \(args[0])") }
+    for i in 0..<count {
+        defaults.set(i, forKey: "\(args[1])-\(i)")
+        defaults.synchronize()
+    }
+default:
+    fail("unknown mode \(mode)")
+}
