@@ -1,7 +1,7 @@
 import Foundation
 
 // settings-bench: compares Settings with Foundation in one run.
-//   swift run -c release settings-bench [--quick] [--samples N] [--sizes 10k,1m,10m] [--only codec|codable|store]
+//   swift run -c release settings-bench [--quick] [--samples N] [--sizes 10k,1m,10m] [--only codec|codable|store|persistence]
 // Prints `workload<TAB>system<TAB>value<TAB>unit` per result, then the ratios.
 
 var samples = 5
@@ -35,6 +35,7 @@ do {
         }
     }
     if only == nil || only == "store" { StoreBenchmarks.run(harness) }
+    if only == nil || only == "persistence" { try PersistenceBenchmarks.run(harness) }
 } catch {
     print("benchmark failed: \(error)")
     exit(1)

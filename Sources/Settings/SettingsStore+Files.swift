@@ -114,6 +114,18 @@ extension SettingsStore {
         try saveNow()
     }
 
+    /// ``flush()`` for synchronous code: writes every change made so far and returns when it is
+    /// durable, blocking the calling thread meanwhile.
+    ///
+    /// ```swift
+    /// try store.flushNow()   // e.g. from a signal handler's clean-up path or a synchronous shutdown hook
+    /// ```
+    ///
+    /// - Throws: ``SettingsError`` as ``flush()`` does.
+    public nonisolated func flushNow() throws(SettingsError) {
+        try saveNow()
+    }
+
     /// The problem found when the file was loaded: malformed (and moved aside) or unreadable.
     /// `nil` when it loaded cleanly or did not exist.
     public nonisolated var loadError: SettingsError? {
