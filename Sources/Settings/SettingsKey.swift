@@ -16,6 +16,8 @@ public struct SettingsKey: Hashable, Sendable {
     /// The canonical escaped path text (`/` between components, `\/` and `\\` inside them).
     /// Two keys are equal exactly when their paths are.
     public let path: String
+    /// `path`'s hash, computed once: keys are hashed on every tracked write.
+    private let pathHash: Int
 
     /// Creates a key from its path text: `/` separates components, `\/` is a literal slash and
     /// `\\` a literal backslash. Empty components are kept (a key may be the empty string).
@@ -50,6 +52,7 @@ public struct SettingsKey: Hashable, Sendable {
         let parts = components.isEmpty ? [""] : components
         self.components = parts
         self.path = parts.map(Self.escape).joined(separator: "/")
+        self.pathHash = path.hashValue
     }
 
     /// Whether the key is a single top-level component.
@@ -78,8 +81,8 @@ public struct SettingsKey: Hashable, Sendable {
 
     // The path is canonical (built from the components), so it alone decides equality: one
     // string to hash instead of an array of them.
-    public static func == (lhs: SettingsKey, rhs: SettingsKey) -> Bool { lhs.path == rhs.path }
-    public func hash(into hasher: inout Hasher) { hasher.combine(path) }
+    public static func == (lhs: SettingsKey, rhs: SettingsKey) -> Bool { lhs.pathHash == rhs.pathHash && lhs.path == rhs.path }
+    public func hash(into hasher: inout Hasher) { hasher.combine(pathHash) }
 }
 
 extension SettingsKey: ExpressibleByStringLiteral {
