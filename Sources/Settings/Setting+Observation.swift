@@ -4,7 +4,7 @@ extension SettingBox {
     /// Observes the setting's final value (decoded, rule-checked, default applied): `handler` gets
     /// the new and old value whenever they differ.
     func observe(_ handler: @escaping @Sendable (_ new: Value, _ old: Value) -> Void) -> SettingsObservation {
-        let (boundKey, store) = state.withLock { ($0.key, $0.store) }
+        let (boundKey, store) = state.locked { ($0.key, $0.store) }
         let key = requireKey(boundKey)
         let conversion = self.conversion
         return store.onChange(of: key, layered: { old, new in
@@ -77,7 +77,7 @@ extension SettingsStore {
         of key: SettingsKey,
         layered handler: @escaping @Sendable (_ old: SettingsObservers.Resolved?, _ new: SettingsObservers.Resolved?) -> Void
     ) -> SettingsObservation {
-        let id = observers.add(key: key, current: { state.withLock { $0.resolve(key) } }, onValue: handler)
+        let id = observers.add(key: key, current: { state.locked { $0.resolve(key) } }, onValue: handler)
         return SettingsObservation { [observers] in observers.remove(id) }
     }
 }

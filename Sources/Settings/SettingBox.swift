@@ -92,9 +92,9 @@ final class SettingBox<Value: Sendable>: AnySettingBox {
         let active: @Sendable () -> SettingsTransformer<Stored> = {
             let version = SettingsTransformers.currentVersion
             if explicit || version == 0 { return transformer }
-            if let cached = resolved.withLock({ $0.version == version ? $0.transformer : nil }) { return cached }
+            if let cached = resolved.locked({ $0.version == version ? $0.transformer : nil }) { return cached }
             let current = SettingsTransformers.registered(for: Stored.self) ?? transformer
-            resolved.withLock { $0 = (version, current) }
+            resolved.locked { $0 = (version, current) }
             return current
         }
         self.conversion = Conversion(
@@ -136,12 +136,12 @@ final class SettingBox<Value: Sendable>: AnySettingBox {
         )
     }
 
-    var key: SettingsKey? { state.withLock { $0.key } }
-    var store: SettingsStore { state.withLock { $0.store } }
+    var key: SettingsKey? { state.locked { $0.key } }
+    var store: SettingsStore { state.locked { $0.store } }
     var typeName: String { conversion.typeName() }
 
     func bind(derivedKey: SettingsKey, store: SettingsStore?) {
-        state.withLock { s in
+        state.locked { s in
             if s.key == nil { s.key = derivedKey }
             if let store, s.store !== store {
                 s.store = store
@@ -169,7 +169,7 @@ final class SettingBox<Value: Sendable>: AnySettingBox {
     @inlinable
     func read() -> Value {
         let registryVersion = SettingsTransformers.currentVersion
-        let hit: Value? = state.withLock { s in
+        let hit: Value? = state.locked { s in
             guard s.cachedGeneration == s.store.generation && s.cachedRegistryVersion == registryVersion,
                   let observed = s.observed else { return nil }
             // Reporting the read records it only inside `withObservationTracking`; it calls no
@@ -184,14 +184,14 @@ final class SettingBox<Value: Sendable>: AnySettingBox {
     /// Reads through the store, converts, and fills the cache.
     @usableFromInline
     func refresh(registryVersion: UInt64) -> Value {
-        let (boundKey, store) = state.withLock { ($0.key, $0.store) }
+        let (boundKey, store) = state.locked { ($0.key, $0.store) }
         let key = requireKey(boundKey)
         // Read the generation before the value: a change racing with us leaves the cache stale-marked.
         let generation = store.generation
-        let resolved = store.state.withLock { $0.resolve(key) }
+        let resolved = store.state.locked { $0.resolve(key) }
         let value = conversion.read(resolved?.value, key, resolved?.layer)
-        let observed = state.withLock { s in s.observed } ?? store.observationKeyPath(for: key)
-        state.withLock { s in
+        let observed = state.locked { s in s.observed } ?? store.observationKeyPath(for: key)
+        state.locked { s in
             guard s.store === store else { return }
             s.cached = value
             s.cachedGeneration = generation
@@ -205,7 +205,7 @@ final class SettingBox<Value: Sendable>: AnySettingBox {
     /// Writes `value` (after rules) to the user layer, or removes the user's value.
     @inlinable
     func write(_ value: Value) {
-        let (boundKey, store) = state.withLock { ($0.key, $0.store) }
+        let (boundKey, store) = state.locked { ($0.key, $0.store) }
         let key = requireKey(boundKey)
         guard let plist = conversion.write(value, key) else { return }
         store.set(plist, for: key)

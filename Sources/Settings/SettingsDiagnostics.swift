@@ -59,8 +59,8 @@ public enum SettingsDiagnostics {
     /// Receives every diagnostic. The default writes one line to standard error; replace it to
     /// collect, log or silence diagnostics. It is never called while a settings lock is held.
     public static var handler: @Sendable (SettingsDiagnostic) -> Void {
-        get { current.withLock { $0 } }
-        set { current.withLock { $0 = newValue } }
+        get { current.locked { $0 } }
+        set { current.locked { $0 = newValue } }
     }
 
     /// Writes `diagnostic` to standard error, one line.

@@ -43,7 +43,7 @@ final class SettingsObservers: Sendable {
         key: SettingsKey, current: () -> Resolved?,
         onValue: @escaping @Sendable (_ old: Resolved?, _ new: Resolved?) -> Void
     ) -> Int {
-        state.withLock { h in
+        state.locked { h in
             let id = h.nextID
             h.nextID += 1
             h.entries.append(Entry(id: id, key: key, last: current(), onValue: onValue, onChange: nil))
@@ -54,7 +54,7 @@ final class SettingsObservers: Sendable {
 
     /// Adds an observer of every change to the store.
     func add(onChange: @escaping @Sendable (SettingsChange) -> Void) -> Int {
-        state.withLock { h in
+        state.locked { h in
             let id = h.nextID
             h.nextID += 1
             h.entries.append(Entry(id: id, key: nil, last: nil, onValue: nil, onChange: onChange))
@@ -65,7 +65,7 @@ final class SettingsObservers: Sendable {
 
     /// Removes an observer; callbacks already queued for it may still run once.
     func remove(_ id: Int) {
-        let removed: Entry? = state.withLock { h in
+        let removed: Entry? = state.locked { h in
             guard let i = h.entries.firstIndex(where: { $0.id == id }) else { return nil }
             entryCount.subtract(1, ordering: .releasing)
             return h.entries.remove(at: i)
@@ -85,7 +85,7 @@ final class SettingsObservers: Sendable {
     func publish(_ keys: [SettingsKey], origin: SettingsChange.Origin, resolve: ([SettingsKey]) -> [Resolved?]) {
         guard isActive, !keys.isEmpty else { return }
         let change = SettingsChange(keys: keys, origin: origin)
-        let batch: [@Sendable () -> Void] = state.withLock { h in
+        let batch: [@Sendable () -> Void] = state.locked { h in
             var related: [(index: Int, key: SettingsKey)] = []
             for (i, entry) in h.entries.enumerated() {
                 if let key = entry.key {
@@ -112,7 +112,7 @@ final class SettingsObservers: Sendable {
         var jobs = batch
         while true {
             for job in jobs { job() }
-            jobs = state.withLock { h in
+            jobs = state.locked { h in
                 guard !h.queue.isEmpty else {
                     h.draining = false
                     return []
@@ -142,7 +142,7 @@ public final class SettingsObservation: Sendable, Hashable {
     /// Stops the callbacks. Safe to call more than once and from any thread; a callback already
     /// being delivered may still finish.
     public func cancel() {
-        let cancel = action.withLock { a -> (@Sendable () -> Void)? in
+        let cancel = action.locked { a -> (@Sendable () -> Void)? in
             defer { a = nil }
             return a
         }

@@ -117,7 +117,7 @@ extension SettingsStore {
                 diagnostics.append(SettingsDiagnostic(.invalidOverride, "environment variable \(name) names an empty key component; ignored"))
                 continue
             }
-            let resolved = state.withLock { s in s.matchKey(parts, pending: assignments.map(\.key)) }
+            let resolved = state.locked { s in s.matchKey(parts, pending: assignments.map(\.key)) }
             switch resolved {
             case .failure(let ambiguity):
                 diagnostics.append(SettingsDiagnostic(

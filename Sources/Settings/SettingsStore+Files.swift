@@ -83,7 +83,7 @@ extension SettingsStore {
     ) -> SettingsStore {
         let store = SettingsStore(url: url, format: format, autosaveDelay: autosaveDelay)
         let values = store.file?.load() ?? PlistDictionary()
-        store.state.withLock { s in
+        store.state.locked { s in
             s.modify(.user) { $0 = values }
             s.tracksChanges = true
             s.autosaves = autosaveDelay != nil
@@ -129,7 +129,7 @@ extension SettingsStore {
     /// The problem found when the file was loaded: malformed (and moved aside) or unreadable.
     /// `nil` when it loaded cleanly or did not exist.
     public nonisolated var loadError: SettingsError? {
-        file?.state.withLock { $0.loadError }
+        file?.state.locked { $0.loadError }
     }
 
     /// Counters and findings of the store's file persistence.
@@ -150,8 +150,8 @@ extension SettingsStore {
     /// store.persistenceStatus.fileWrites    // 1 after a burst of 10,000 writes and a flush
     /// ```
     public nonisolated var persistenceStatus: PersistenceStatus {
-        let unsaved = state.withLock { !$0.dirty.isEmpty }
-        let file = file?.state.withLock { ($0.writes, $0.reloads, $0.movedAside) }
+        let unsaved = state.locked { !$0.dirty.isEmpty }
+        let file = file?.state.locked { ($0.writes, $0.reloads, $0.movedAside) }
         return PersistenceStatus(fileWrites: file?.0 ?? 0, reloads: file?.1 ?? 0, movedAside: file?.2, hasUnsavedChanges: unsaved)
     }
 
@@ -162,12 +162,12 @@ extension SettingsStore {
         guard let file else { return }
         let announcement = try file.save(
             snapshot: {
-                state.withLock { s in
+                state.locked { s in
                     defer { s.dirty.removeAll(keepingCapacity: true) }
                     return (s[.user], s.dirty)
                 }
             },
-            restore: { keys in state.withLock { s in s.dirty.insert(contentsOf: keys, at: 0) } },
+            restore: { keys in state.locked { s in s.dirty.insert(contentsOf: keys, at: 0) } },
             reconcile: { contents in adopt(contents) }
         )
         (announcement ?? nil)?.deliver(in: self)
@@ -179,7 +179,7 @@ extension SettingsStore {
         Task { [weak self] in
             try? await Task.sleep(for: delay)
             guard let self else { return }
-            state.withLock { $0.saveScheduled = false }
+            state.locked { $0.saveScheduled = false }
             do {
                 try saveNow()
             } catch {
@@ -211,7 +211,7 @@ extension SettingsStore {
     /// Called under the file's lock; returns what to announce after it.
     nonisolated func adopt(_ contents: PlistDictionary) -> Announcement? {
         let observing = observers.isActive
-        let result = state.withLock { s -> Announcement? in
+        let result = state.locked { s -> Announcement? in
             var user = contents
             for key in s.dirty {
                 _ = user.setValue(s[.user].value(at: key.components), at: key.components[...])
@@ -241,7 +241,7 @@ enum ExitFlusher {
     private static let stores = Mutex<[WeakStore]>([])
     private static let installed: Void = {
         atexit {
-            let all = ExitFlusher.stores.withLock { list in list.compactMap(\.store) }
+            let all = ExitFlusher.stores.locked { list in list.compactMap(\.store) }
             for store in all {
                 do {
                     try store.saveNow()
@@ -254,7 +254,7 @@ enum ExitFlusher {
 
     static func register(_ store: SettingsStore) {
         _ = installed
-        stores.withLock { list in
+        stores.locked { list in
             list.removeAll { $0.store == nil }
             list.append(WeakStore(store))
         }

@@ -94,7 +94,7 @@ extension SettingsStore {
     /// from now on, changes to `key` are passed on to the framework. Called by settings when
     /// they fill their cache.
     nonisolated func observationKeyPath(for key: SettingsKey) -> any ObservedKeyPath {
-        state.withLock { s in
+        state.locked { s in
             if let keyPath = s.tracked[key] { return keyPath }
             let keyPath: any ObservedKeyPath = \SettingsStore.[observed: key]
             s.tracked[key] = keyPath

@@ -125,13 +125,13 @@ extension SettingsStore {
     ///
     /// - Throws: ``SettingsError/Code/typeMismatch`` when the value does not decode as `Value`.
     nonisolated func decodedValue<Value: SettingsValue>(for key: SettingsKey, as type: Value.Type) throws(SettingsError) -> Value? {
-        guard let resolved = state.withLock({ $0.resolve(key) }) else { return nil }
+        guard let resolved = state.locked({ $0.resolve(key) }) else { return nil }
         return try Self.transformer(for: type).decode(resolved.value, key: key, source: resolved.layer)
     }
 
     /// A ``SettingsError/Code/missingKey`` error for `key` saying how far its path exists.
     nonisolated func missingKeyError(for key: SettingsKey) -> SettingsError {
-        let detail = state.withLock { s in s.explainMissing(key) }
+        let detail = state.locked { s in s.explainMissing(key) }
         return SettingsError(.missingKey, key: key, detail: detail)
     }
 }

@@ -111,7 +111,7 @@ public actor SettingsStore {
 
     /// The format the file is written in: an existing file's own, else the one asked for.
     public nonisolated var format: PlistFormat {
-        file?.state.withLock { $0.format } ?? initialFormat
+        file?.state.locked { $0.format } ?? initialFormat
     }
 
     /// Creates a store.
@@ -138,7 +138,7 @@ public actor SettingsStore {
     /// - Parameter values: initial values of the user layer.
     public static func inMemory(_ values: PlistDictionary = [:]) -> SettingsStore {
         let store = SettingsStore(url: nil, format: .xml)
-        store.state.withLock { s in s.modify(.user) { $0 = values } }
+        store.state.locked { s in s.modify(.user) { $0 = values } }
         return store
     }
 
@@ -151,7 +151,7 @@ public actor SettingsStore {
     ///
     /// - Parameter key: the key path, e.g. `"Network/timeout"`.
     public nonisolated func value(for key: SettingsKey) -> PlistValue? {
-        state.withLock { $0.resolve(key)?.value }
+        state.locked { $0.resolve(key)?.value }
     }
 
     /// The layer the effective value for `key` comes from, or `nil` when no layer has it.
@@ -162,7 +162,7 @@ public actor SettingsStore {
     ///
     /// - Parameter key: the key path.
     public nonisolated func source(of key: SettingsKey) -> SettingsLayer? {
-        state.withLock { $0.resolve(key)?.layer }
+        state.locked { $0.resolve(key)?.layer }
     }
 
     /// The value for `key` in one layer only.
@@ -171,19 +171,19 @@ public actor SettingsStore {
     ///   - key: the key path.
     ///   - layer: the layer to look in.
     public nonisolated func value(for key: SettingsKey, in layer: SettingsLayer) -> PlistValue? {
-        state.withLock { $0[layer].value(at: key.components) }
+        state.locked { $0[layer].value(at: key.components) }
     }
 
     /// The whole of one layer.
     ///
     /// - Parameter layer: the layer.
     public nonisolated func contents(of layer: SettingsLayer) -> PlistDictionary {
-        state.withLock { $0[layer] }
+        state.locked { $0[layer] }
     }
 
     /// Every layer merged: what reads see, as one dictionary.
     public nonisolated var effectiveValues: PlistDictionary {
-        state.withLock { s in
+        state.locked { s in
             SettingsLayer.allCases.reversed().reduce(PlistDictionary()) { lower, layer in s[layer].merged(over: lower) }
         }
     }
@@ -262,7 +262,7 @@ public actor SettingsStore {
     ///   - body: changes the state; it runs under the store's lock.
     nonisolated func replace(_ layer: SettingsLayer, origin: SettingsChange.Origin, _ body: (inout State) -> Void) {
         let observing = observers.isActive
-        let (changed, keyPaths, save) = state.withLock { s -> ([SettingsKey], TrackedKeyPaths, Bool) in
+        let (changed, keyPaths, save) = state.locked { s -> ([SettingsKey], TrackedKeyPaths, Bool) in
             guard observing || !s.tracked.isEmpty else {
                 body(&s)
                 return ([], TrackedKeyPaths(), s.takeSaveRequest())
@@ -282,7 +282,7 @@ public actor SettingsStore {
     /// announces the change when the key's effective value changed.
     nonisolated func change(_ layer: SettingsLayer, key: SettingsKey, to value: PlistValue?) {
         let observing = observers.isActive
-        let outcome = state.withLock { s -> (effect: WriteEffect, keyPaths: TrackedKeyPaths, save: Bool)? in
+        let outcome = state.locked { s -> (effect: WriteEffect, keyPaths: TrackedKeyPaths, save: Bool)? in
             let watched = observing || !s.tracked.isEmpty
             guard let effect = s.write(value, at: key, in: layer, comparing: watched) else { return nil }
             var save = false
@@ -314,7 +314,7 @@ public actor SettingsStore {
     /// Delivers a change to the observers (never called with a lock held).
     nonisolated func publish(_ keys: [SettingsKey], origin: SettingsChange.Origin) {
         observers.publish(keys, origin: origin) { keys in
-            state.withLock { s in keys.map { s.resolve($0) } }
+            state.locked { s in keys.map { s.resolve($0) } }
         }
     }
 }

@@ -102,7 +102,7 @@ public enum SettingsTransformers {
     ///
     /// - Parameter transformer: the transformer.
     public static func register<Value>(_ transformer: SettingsTransformer<Value>) {
-        registry.withLock { $0[ObjectIdentifier(Value.self)] = transformer }
+        registry.locked { $0[ObjectIdentifier(Value.self)] = transformer }
         version.add(1, ordering: .releasing)
     }
 
@@ -110,7 +110,7 @@ public enum SettingsTransformers {
     ///
     /// - Parameter type: the type.
     public static func unregister<Value>(_ type: Value.Type) {
-        registry.withLock { $0[ObjectIdentifier(Value.self)] = nil }
+        registry.locked { $0[ObjectIdentifier(Value.self)] = nil }
         version.add(1, ordering: .releasing)
     }
 
@@ -118,7 +118,7 @@ public enum SettingsTransformers {
     ///
     /// - Parameter type: the type.
     public static func registered<Value>(for type: Value.Type) -> SettingsTransformer<Value>? {
-        registry.withLock { $0[ObjectIdentifier(Value.self)] } as? SettingsTransformer<Value>
+        registry.locked { $0[ObjectIdentifier(Value.self)] } as? SettingsTransformer<Value>
     }
 
     /// Changes whenever a registration changes (settings re-resolve their transformer then).

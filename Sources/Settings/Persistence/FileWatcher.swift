@@ -40,7 +40,7 @@ final class FileWatcher: Sendable {
     private init() {
         #if os(Linux)
         let fd = inotify_init1(Int32(IN_CLOEXEC))
-        state.withLock { $0.descriptor = fd }
+        state.locked { $0.descriptor = fd }
         #endif
     }
 
@@ -50,7 +50,7 @@ final class FileWatcher: Sendable {
         guard let path = store.file?.path else { return }
         #if os(Linux)
         let parts = PathParts(path)
-        let added: Bool = state.withLock { s in
+        let added: Bool = state.locked { s in
             guard s.descriptor >= 0 else { return false }
             let mask = UInt32(IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_CREATE | IN_DELETE | IN_ATTRIB)
             let wd = inotify_add_watch(s.descriptor, parts.directory, mask)
@@ -91,33 +91,38 @@ final class FileWatcher: Sendable {
         return true
     }
 
-    /// Reads events until the descriptor fails, and has the stores concerned look at their files.
+    /// Reads events until the descriptor fails. The thread only reads: each batch of events is
+    /// handled in a task, so all work on stores happens in the concurrency runtime (whose hand-offs
+    /// ThreadSanitizer understands).
     private func readEvents() {
-        let fd = state.withLock { $0.descriptor }
+        let fd = state.locked { $0.descriptor }
         let capacity = 64 * 1024
-        let buffer = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 8)
-        defer { buffer.deallocate() }
-        let headerSize = MemoryLayout<inotify_event>.size
+        var buffer = [UInt8](repeating: 0, count: capacity)
         while true {
-            let n = read(fd, buffer, capacity)
+            let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, capacity) }
             if n < 0 {
                 if errno == EINTR { continue }
                 return
             }
-            var touched: [SettingsStore] = []
+            let events = Array(buffer[..<n])
+            Task.detached { FileWatcher.shared.handle(events) }
+        }
+    }
+
+    /// Has the stores named by a batch of inotify events look at their files.
+    private func handle(_ events: [UInt8]) {
+        let headerSize = MemoryLayout<inotify_event>.size
+        var touched: [SettingsStore] = []
+        events.withUnsafeBytes { raw in
             var offset = 0
-            while offset + headerSize <= n {
-                let event = buffer.load(fromByteOffset: offset, as: inotify_event.self)
+            while offset + headerSize <= raw.count {
+                let event = raw.loadUnaligned(fromByteOffset: offset, as: inotify_event.self)
                 let nameLength = Int(event.len)
-                var name = ""
-                if nameLength > 0 {
-                    let start = buffer.advanced(by: offset + headerSize).assumingMemoryBound(to: UInt8.self)
-                    let bytes = UnsafeBufferPointer(start: start, count: nameLength)
-                    name = String(decoding: bytes.prefix { $0 != 0 }, as: UTF8.self)
-                }
+                let nameBytes = raw[(offset + headerSize)..<min(offset + headerSize + nameLength, raw.count)]
+                let name = String(decoding: nameBytes.prefix { $0 != 0 }, as: UTF8.self)
                 let overflow = event.mask & UInt32(IN_Q_OVERFLOW) != 0
                 let gone = event.mask & UInt32(IN_IGNORED) != 0
-                state.withLock { s in
+                state.locked { s in
                     if overflow {
                         for list in s.entries.values { touched += list.compactMap(\.store) }
                     } else if gone {
@@ -128,10 +133,10 @@ final class FileWatcher: Sendable {
                 }
                 offset += headerSize + nameLength
             }
-            var seen = Set<ObjectIdentifier>()
-            for store in touched where seen.insert(ObjectIdentifier(store)).inserted {
-                store.reloadIfChanged()
-            }
+        }
+        var seen = Set<ObjectIdentifier>()
+        for store in touched where seen.insert(ObjectIdentifier(store)).inserted {
+            store.reloadIfChanged()
         }
     }
     #endif

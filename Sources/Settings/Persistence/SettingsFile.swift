@@ -59,7 +59,7 @@ final class SettingsFile: Sendable {
     /// cannot be read is reported and never touched; a file that cannot be parsed is moved
     /// aside (under the lock, if it is still the same file) and reported.
     func load() -> PlistDictionary {
-        state.withLock { s in
+        state.locked { s in
             let read: (data: Data, identity: POSIXFile.Identity)?
             do {
                 read = try POSIXFile.read(path)
@@ -152,7 +152,7 @@ final class SettingsFile: Sendable {
         restore: ([SettingsKey]) -> Void,
         reconcile: (PlistDictionary) -> R
     ) throws(SettingsError) -> R? {
-        try state.withLock { s throws(SettingsError) -> R? in
+        try state.locked { s throws(SettingsError) -> R? in
             if let unreadable = s.unreadable { throw unreadable }
             let (values, changed) = snapshot()
             guard !changed.isEmpty else { return nil }
@@ -242,7 +242,7 @@ final class SettingsFile: Sendable {
     /// A file that is missing reads as empty; one that does not parse is reported once and
     /// ignored until it changes again (it is moved aside at the next save).
     func reloadIfChanged<R>(reconcile: (PlistDictionary) -> R) -> R? {
-        state.withLock { s -> R? in
+        state.locked { s -> R? in
             guard s.unreadable == nil else { return nil }
             do {
                 let current = try POSIXFile.identity(of: path)
