@@ -1,0 +1,52 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import SettingsPlist
+
+extension SettingsStore {
+    /// Brings the user's values up to the current schema: runs the steps of `migrations` numbered
+    /// above the version stored in the file (its top-level `"$version"` key, 0 when absent), then
+    /// records the current version. The changes are saved like any other write and announced with
+    /// origin ``SettingsChange/Origin/migration``. Call it once after opening the store, before
+    /// reading settings; a store already at the current version is left alone.
+    ///
+    /// ```swift
+    /// let store = SettingsStore.file(url)
+    /// try store.migrate(with: SettingsMigrations { m in
+    ///     m.renameKey("timeout", to: "Network/timeout", inVersion: 1)
+    ///     m.convert("volume", inVersion: 2) { old in old.intValue.map { .real(Double($0) / 100) } }
+    /// })
+    /// ```
+    ///
+    /// - Parameter migrations: the steps and the current version.
+    /// - Returns: the version the values were stored at.
+    /// - Throws: ``SettingsError`` (`.invalidFile`) naming the step that failed; nothing is
+    ///   changed then.
+    @discardableResult
+    public nonisolated func migrate(with migrations: SettingsMigrations) throws(SettingsError) -> Int {
+        let source = file?.path ?? "in-memory store"
+        var failure: SettingsError?
+        var from = 0
+        replace(.user, origin: .migration) { s in
+            var user = s[.user]
+            let stored = user[SettingsMigrations.versionKey]?.intValue ?? 0
+            from = stored
+            guard stored < migrations.version else { return }
+            do throws(SettingsError) {
+                try migrations.migrate(&user, source: source)
+            } catch {
+                failure = error
+                return
+            }
+            user[SettingsMigrations.versionKey] = .integer(PlistInteger(Int64(migrations.version)))
+            var changed: [SettingsKey] = []
+            user.collectDifferingPaths(from: s[.user], prefix: [], into: &changed)
+            s.modify(.user) { $0 = user }
+            for key in changed { s.markDirty(key) }
+        }
+        if let failure { throw failure }
+        return from
+    }
+}
