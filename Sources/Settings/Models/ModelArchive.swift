@@ -50,9 +50,14 @@ struct ModelArchive<Model: SettingsModel>: Sendable {
         var out = try model.archive()
         if var existing {
             // Compare with what is stored as the model sees it: renamed keys are not unknown keys.
-            if (try? Model.migrations.migrate(&existing, source: "")) == nil { existing = PlistDictionary() }
-            let defaults = (try? Model().archive()) ?? PlistDictionary()
-            keepUnknown(&out, existing: existing, known: [defaults, memory?.loaded ?? PlistDictionary()])
+            if Model.migrations.version > 0 || existing[SettingsMigrations.versionKey] != nil,
+               (try? Model.migrations.migrate(&existing, source: "")) == nil {
+                existing = PlistDictionary()
+            }
+            if hasKeysMissing(from: out, in: existing) {
+                let defaults = (try? Model().archive()) ?? PlistDictionary()
+                keepUnknown(&out, existing: existing, known: [defaults, memory?.loaded ?? PlistDictionary()])
+            }
             for (path, fallback) in memory?.failed ?? [:] where out.value(at: path) == fallback {
                 if let stored = existing.value(at: path) { _ = out.setValue(stored, at: path[...]) }
             }
@@ -62,6 +67,19 @@ struct ModelArchive<Model: SettingsModel>: Sendable {
             out[SettingsMigrations.versionKey] = .integer(PlistInteger(Int64(Model.migrations.version)))
         }
         return out
+    }
+
+    /// Whether `existing` has a key, at any level where both hold a dictionary, that `out` lacks
+    /// (the usual answer, no, saves encoding the defaults on every write).
+    private static func hasKeysMissing(from out: PlistDictionary, in existing: PlistDictionary) -> Bool {
+        for (key, value) in existing where key != SettingsMigrations.versionKey {
+            guard let mine = out[key] else { return true }
+            if case .dictionary(let nested) = mine, case .dictionary(let theirs) = value,
+               hasKeysMissing(from: nested, in: theirs) {
+                return true
+            }
+        }
+        return false
     }
 
     /// Copies into `out` the entries of `existing` whose keys neither `out` nor any of `known`

@@ -1,6 +1,6 @@
 import SettingsPlist
-import Synchronization
-import Observation
+public import Synchronization
+public import Observation
 
 /// A whole model kept as a nested, human-readable dictionary under one key of a
 /// ``SettingsStore``: edit it by hand in the plist, observe it like a setting.
@@ -20,10 +20,10 @@ import Observation
 /// ``SettingsModel``); a field that does not decode is reported and its stored value kept.
 @propertyWrapper
 public struct StoredModel<Model: SettingsModel>: Sendable {
-    let box: StoredModelBox<Model>
+    @usableFromInline let box: StoredModelBox<Model>
 
     /// The model; setting it writes the whole model to the store at once (persisted soon after).
-    public var wrappedValue: Model {
+    @inlinable public var wrappedValue: Model {
         get { box.read() }
         nonmutating set { box.write(newValue) }
     }
@@ -81,18 +81,27 @@ public struct StoredModel<Model: SettingsModel>: Sendable {
 }
 
 /// The state behind one `@StoredModel`: the cached model and what loading it learnt.
+///
+/// The cache hit is `@inlinable`, so it is specialised for the model type where it is read.
+@usableFromInline
 final class StoredModelBox<Model: SettingsModel>: AnySettingBox {
+    @usableFromInline
     struct State {
-        var key: SettingsKey
-        var store: SettingsStore
-        var cachedGeneration: UInt64 = .max
+        @usableFromInline var key: SettingsKey
+        @usableFromInline var store: SettingsStore
+        @usableFromInline var cachedGeneration: UInt64 = .max
         var cachedRaw: PlistValue?
-        var cached: Model?
+        @usableFromInline var cached: Model?
         var memory: ModelArchive<Model>.Memory?
-        var observed: (any ObservedKeyPath)?
+        @usableFromInline var observed: (any ObservedKeyPath)?
+
+        init(key: SettingsKey, store: SettingsStore) {
+            self.key = key
+            self.store = store
+        }
     }
 
-    let state: Mutex<State>
+    @usableFromInline let state: Mutex<State>
     let defaultValue: Model
 
     init(key: SettingsKey, store: SettingsStore, defaultValue: Model) {
@@ -119,6 +128,7 @@ final class StoredModelBox<Model: SettingsModel>: AnySettingBox {
 
     /// The model: from the cache while the store is unchanged or the stored dictionary is the
     /// one last decoded.
+    @inlinable
     func read() -> Model {
         let hit: Model? = state.locked { s in
             guard s.cachedGeneration == s.store.generation, let observed = s.observed else { return nil }
@@ -126,6 +136,12 @@ final class StoredModelBox<Model: SettingsModel>: AnySettingBox {
             return s.cached
         }
         if let hit { return hit }
+        return refresh()
+    }
+
+    /// Reads through the store, decodes when the stored dictionary changed, fills the cache.
+    @usableFromInline
+    func refresh() -> Model {
         let (key, store) = state.locked { ($0.key, $0.store) }
         let generation = store.generation
         let raw = store.value(for: key)
@@ -174,6 +190,7 @@ final class StoredModelBox<Model: SettingsModel>: AnySettingBox {
 
     /// Encodes `model` once (keeping unknown keys and undecodable fields of what is stored) and
     /// writes it to the user layer.
+    @usableFromInline
     func write(_ model: Model) {
         let (key, store, memory) = state.locked { ($0.key, $0.store, $0.memory) }
         let existing = store.value(for: key, in: .user)?.dictionaryValue
