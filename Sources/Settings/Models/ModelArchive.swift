@@ -7,9 +7,9 @@ import SettingsPlist
 struct ModelArchive<Model: SettingsModel>: Sendable {
     /// What loading learnt, needed to save without loss.
     struct Memory: Sendable {
-        /// The model as it was loaded, archived again: the keys it knows (optional fields that
-        /// were present included).
-        var loaded = PlistDictionary()
+        /// The model as it was loaded: archived again (only when a save needs it), it gives the
+        /// keys the model knows, optional fields that were present included.
+        var loaded: Model?
         /// Fields that did not decode, with the default they got.
         var failed: [[String]: PlistValue] = [:]
     }
@@ -28,7 +28,7 @@ struct ModelArchive<Model: SettingsModel>: Sendable {
         }
         var issues: [ModelFieldIssue] = []
         let model = Model.unarchive(dictionary, issues: &issues)
-        var memory = Memory(loaded: (try? model.archive()) ?? PlistDictionary())
+        var memory = Memory(loaded: model)
         let defaults = (try? Model().archive()) ?? PlistDictionary()
         for issue in issues {
             let path = issue.field.split(separator: ".").map(String.init)
@@ -56,7 +56,8 @@ struct ModelArchive<Model: SettingsModel>: Sendable {
             }
             if hasKeysMissing(from: out, in: existing) {
                 let defaults = (try? Model().archive()) ?? PlistDictionary()
-                keepUnknown(&out, existing: existing, known: [defaults, memory?.loaded ?? PlistDictionary()])
+                let loaded = (try? memory?.loaded?.archive()) ?? PlistDictionary()
+                keepUnknown(&out, existing: existing, known: [defaults, loaded])
             }
             for (path, fallback) in memory?.failed ?? [:] where out.value(at: path) == fallback {
                 if let stored = existing.value(at: path) { _ = out.setValue(stored, at: path[...]) }
