@@ -1,4 +1,5 @@
 import Foundation
+import Observation
 import Settings
 import Synchronization
 import Testing
@@ -170,6 +171,21 @@ struct ModelTests {
         #expect(seen.all.map(\.0) == ["Ada", "Guest"])
         #expect(seen.all.map(\.1) == ["Guest", "Ada"])
         _ = observation
+    }
+
+    @Test func storedModelsAreTrackedByTheObservationFramework() {
+        struct Holder { @StoredModel("profile", store: .inMemory()) var profile: Profile }
+        let holder = Holder()
+        let fired = Received<String>()
+        withObservationTracking {
+            _ = holder.profile.name
+        } onChange: {
+            fired.append("profile")
+        }
+        holder.$profile.store["other"] = 1
+        #expect(fired.all.isEmpty)
+        holder.profile.volume = 0.9
+        #expect(fired.all == ["profile"])
     }
 
     @Test func bindMovesStoredModelsToAStore() {
