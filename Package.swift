@@ -21,7 +21,7 @@ let package = Package(
     targets: [
         .target(name: "SettingsPlist", swiftSettings: upcoming),
         .target(name: "Settings", dependencies: ["SettingsPlist"], swiftSettings: upcoming),
-        .executableTarget(name: "settings", dependencies: ["SettingsPlist"], swiftSettings: upcoming),
+        .executableTarget(name: "settings", dependencies: ["Settings", "SettingsPlist"], swiftSettings: upcoming),
         .executableTarget(
             name: "SettingsExample",
             dependencies: ["Settings", "SettingsPlist"],

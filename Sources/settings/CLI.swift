@@ -25,6 +25,8 @@ struct CLIError: Error {
     var message: String
 
     static func usage(_ message: String) -> CLIError { CLIError(status: .usage, message: message) }
+    /// A failure already reported on standard error (lint, diff).
+    static var silentFailure: CLIError { CLIError(status: .failure, message: "") }
     static func failure(_ message: String) -> CLIError { CLIError(status: .failure, message: message) }
 }
 
@@ -97,13 +99,36 @@ enum InputFormat {
 
 /// Reads a plist file (XML, binary, or typed JSON, detected), with errors naming the file.
 func readValue(_ path: String) throws(CLIError) -> PlistValue {
-    let data = try readFile(path)
+    try parseInput(try readFile(path), name: path)
+}
+
+/// Parses plist bytes (XML, binary, or typed JSON, detected), with errors naming `name`.
+func parseInput(_ data: Data, name: String) throws(CLIError) -> PlistValue {
     do {
         switch InputFormat.detect(data) {
         case .typedJSON: return try PlistValue(typedJSON: data)
         case .plist: return try PlistValue(decoding: data)
         }
     } catch {
-        throw .failure(error.inFile(path).description)
+        throw .failure(error.inFile(name).description)
     }
+}
+
+#if canImport(Glibc)
+private let systemRead = Glibc.read
+#else
+private let systemRead = Darwin.read
+#endif
+
+/// All of standard input.
+func readStandardInput() -> Data {
+    var bytes: [UInt8] = []
+    var chunk = [UInt8](repeating: 0, count: 65536)
+    while true {
+        let n = chunk.withUnsafeMutableBytes { systemRead(0, $0.baseAddress, $0.count) }
+        if n < 0 && errno == EINTR { continue }
+        if n <= 0 { break }
+        bytes += chunk[..<n]
+    }
+    return Data(bytes)
 }

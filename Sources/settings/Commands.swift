@@ -13,7 +13,10 @@ protocol Command {
 }
 
 /// Every command, in the order `settings --help` lists them.
-var commands: [any Command.Type] { [PrintCommand.self, ConvertCommand.self] }
+var commands: [any Command.Type] {
+    [ReadCommand.self, WriteCommand.self, DeleteCommand.self, KeysCommand.self, ImportCommand.self, ExportCommand.self,
+     PrintCommand.self, ConvertCommand.self, LintCommand.self, DiffCommand.self]
+}
 
 /// The tool's own help text.
 var toolUsage: String {

@@ -1,15 +1,22 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 import SettingsPlist
 
-/// `settings convert xml1|binary1 IN [-o OUT]`: rewrites a plist in another format, like `plutil -convert`.
+/// `settings convert xml1|binary1|json IN [-o OUT]`: rewrites a plist in another format, like `plutil -convert`.
 enum ConvertCommand: Command {
     static let name = "convert"
-    static let summary = "convert a plist file to xml1 or binary1"
+    static let summary = "convert a plist file to xml1, binary1 or json"
     static let usage = """
-        usage: settings convert xml1|binary1 IN [-o OUT]
+        usage: settings convert xml1|binary1|json IN [-o OUT]
 
         Reads IN (XML, binary or typed JSON, detected) and writes it as FORMAT:
           xml1 (or xml)        an XML plist, laid out like Apple's tools
           binary1 (or binary)  a binary bplist00
+          json                 plain JSON, as plutil writes it: a plist holding dates or data is
+                               refused, naming the key path
         Writes OUT atomically; without -o, IN is replaced.
         """
 
@@ -34,7 +41,20 @@ enum ConvertCommand: Command {
         switch positional[0] {
         case "xml1", "xml": format = .xml
         case "binary1", "binary": format = .binary
-        default: throw .usage("convert: unknown format '\(positional[0])' (use xml1 or binary1)")
+        case "json":
+            let input = positional[1]
+            let value = try readValue(input)
+            do {
+                try writeFile(Data((try JSONOutput.text(value) + "\n").utf8), to: output ?? input)
+            } catch let error as JSONOutput.Unrepresentable {
+                throw .failure("\(input): key '\(error.path)' holds \(error.typeName), which JSON cannot represent")
+            } catch let error as CLIError {
+                throw error
+            } catch {
+                throw .failure("\(input): \(error)")
+            }
+            return
+        default: throw .usage("convert: unknown format '\(positional[0])' (use xml1, binary1 or json)")
         }
         let input = positional[1]
         let target = output ?? input

@@ -27,7 +27,7 @@ func runTool(_ arguments: [String]) -> ExitStatus {
         try command.run(rest)
         return .success
     } catch {
-        Console.error(error.message)
+        if !error.message.isEmpty { Console.error(error.message) }
         if error.status == .usage { Console.print("Run 'settings \(name) --help' for usage.", to: .error) }
         return error.status
     }

@@ -106,7 +106,7 @@ struct CLITests {
         #expect(process.terminationStatus == 2)
     }
 
-    @Test(arguments: ["print", "convert"])
+    @Test(arguments: ["read", "write", "delete", "keys", "import", "export", "print", "convert", "lint", "diff"])
     func everyCommandHasHelp(command: String) throws {
         let out = try CLI.run(command, "--help")
         #expect(out.status == 0)
