@@ -45,9 +45,9 @@ enum ConvertCommand: Command {
             let input = positional[1]
             let value = try readValue(input)
             do {
-                try writeFile(Data((try JSONOutput.text(value) + "\n").utf8), to: output ?? input)
-            } catch let error as JSONOutput.Unrepresentable {
-                throw .failure("\(input): key '\(error.path)' holds \(error.typeName), which JSON cannot represent")
+                try writeFile(Data((try value.jsonText() + "\n").utf8), to: output ?? input)
+            } catch let error as PlistError {
+                throw .failure("\(input): key '\(error.codingPath ?? "")': \(error.message)")
             } catch let error as CLIError {
                 throw error
             } catch {

@@ -36,9 +36,9 @@ enum PrintCommand: Command {
             Console.print(value.typedJSON())
         case .json:
             do {
-                Console.print(try JSONOutput.text(value))
+                Console.print(try value.jsonText())
             } catch {
-                throw .failure("\(file): key '\(error.path)' holds \(error.typeName), which JSON cannot represent (use --typed-json)")
+                throw .failure("\(file): key '\(error.codingPath ?? "")': \(error.message) (use --typed-json)")
             }
         case .xml:
             do {

@@ -18,9 +18,14 @@ struct CLI {
     }
 
     static func run(_ arguments: String...) throws -> Output {
+        try run(arguments, environment: [:])
+    }
+
+    static func run(_ arguments: [String], environment: [String: String]) throws -> Output {
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         let out = Pipe(), err = Pipe()
         process.standardOutput = out
         process.standardError = err

@@ -16,10 +16,10 @@ public import SettingsPlist
 @propertyWrapper
 public struct Archived<Value: Sendable>: Sendable {
     /// Holds the value; shared between copies of a model until one of them writes (copy on write).
-    final class Storage: @unchecked Sendable {
-        // Safe without a lock: written only through the wrapper's mutating setter when uniquely
-        // referenced, or while a model created by `unarchive` is filled in, before anyone else
-        // can see it. Shared storage is only ever read.
+    final class Storage: @unchecked Sendable {  // proof: written only when uniquely referenced, or before the new model is shared
+        // In detail: the wrapper's mutating setter writes only when `isKnownUniquelyReferenced`,
+        // and `unarchive` fills in a model it has just created, before anyone else can see it.
+        // Shared storage is only ever read.
         var value: Value
         init(_ value: Value) { self.value = value }
     }

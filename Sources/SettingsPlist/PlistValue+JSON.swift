@@ -1,0 +1,56 @@
+extension PlistValue {
+    /// The value as plain JSON, as `plutil -convert json` writes it: dictionaries (in order),
+    /// arrays, strings, numbers and Booleans, indented by two spaces.
+    ///
+    /// ```swift
+    /// let value: PlistValue = ["name": "Ada", "tags": ["a"]]
+    /// try value.jsonText()   // {\n  "name": "Ada",\n  "tags": [\n    "a"\n  ]\n}
+    /// ```
+    ///
+    /// Dates, data, UIDs and non-finite reals have no JSON form; ``typedJSON()`` keeps them.
+    ///
+    /// - Throws: ``PlistError/Code/unencodable`` with the key path of the first such value in
+    ///   ``PlistError/codingPath`` (`servers[2]/started` style).
+    public func jsonText() throws(PlistError) -> String {
+        var out: [UInt8] = []
+        try PlainJSONWriter.write(self, path: "", indent: 0, into: &out)
+        return String(decoding: out, as: UTF8.self)
+    }
+}
+
+/// Writes plain JSON (see ``PlistValue/jsonText()``).
+enum PlainJSONWriter {
+    static func write(_ value: PlistValue, path: String, indent: Int, into out: inout [UInt8]) throws(PlistError) {
+        let pad = Array(repeating: UInt8(ascii: " "), count: 2 * (indent + 1))
+        let closePad = Array(repeating: UInt8(ascii: " "), count: 2 * indent)
+        switch value {
+        case .dictionary(let dict):
+            guard !dict.isEmpty else { out += Array("{}".utf8); return }
+            out += Array("{\n".utf8)
+            for (i, (key, child)) in dict.enumerated() {
+                out += pad
+                TypedJSONWriter.appendString(key, into: &out)
+                out += Array(": ".utf8)
+                try write(child, path: path.isEmpty ? key : path + "/" + key, indent: indent + 1, into: &out)
+                out += Array((i == dict.count - 1 ? "\n" : ",\n").utf8)
+            }
+            out += closePad + Array("}".utf8)
+        case .array(let items):
+            guard !items.isEmpty else { out += Array("[]".utf8); return }
+            out += Array("[\n".utf8)
+            for (i, child) in items.enumerated() {
+                out += pad
+                try write(child, path: path + "[\(i)]", indent: indent + 1, into: &out)
+                out += Array((i == items.count - 1 ? "\n" : ",\n").utf8)
+            }
+            out += closePad + Array("]".utf8)
+        case .string(let s): TypedJSONWriter.appendString(s, into: &out)
+        case .bool(let b): out += Array((b ? "true" : "false").utf8)
+        case .integer(let i): out += Array("\(i)".utf8)
+        case .real(let r) where r.isFinite:
+            out += Array((r == r.rounded() && abs(r) < 1e15 ? "\(Int64(r)).0" : "\(r)").utf8)
+        default:
+            throw PlistError(.unencodable, "\(value.typeName) has no JSON form", codingPath: path)
+        }
+    }
+}
