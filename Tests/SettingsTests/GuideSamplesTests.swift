@@ -55,6 +55,20 @@ enum Guide {
     }
 }
 
+// Docs/TypesAndTransformers.md: the two ways that are not exercised elsewhere. The conformance
+// gives Temperature the transformer it already uses in the doc samples, and the registration is
+// compiled but never run (it would change how every Date in the test run is stored).
+extension Temperature: SettingsValue {
+    public static var settingsTransformer: SettingsTransformer<Temperature> { .celsius }
+}
+
+func registerUnixDates() {
+    SettingsTransformers.register(SettingsTransformer<Date>(
+        typeName: "Date (Unix seconds)",
+        encode: { .real($0.timeIntervalSince1970) },
+        decode: { $0.doubleValue.map(Date.init(timeIntervalSince1970:)) }))
+}
+
 @Suite("Guide samples")
 struct GuideSamplesTests {
     @Test func gettingStarted() async throws {
@@ -97,10 +111,18 @@ struct GuideSamplesTests {
         #expect(store.source(of: "Network/timeout") == .user)
         store.setVolatile(5, for: "Network/timeout")
         #expect(store.source(of: "Network/timeout") == .volatile)
-        _ = store.applyArguments(["program", "-verbose", "YES"])
+        store.applyArguments(["myapp", "-Network/timeout", "7", "-verbose", "YES"])
+        #expect(store["Network/timeout"] == 7)
         #expect(store["verbose"] == true)
         _ = store.applyEnvironment(prefix: "MYAPP", ["MYAPP_Network__retries": "3"])
         #expect(store["Network/retries"] == 3)
+    }
+
+    @Test func aTypeThatStoresItself() {
+        struct Weather { @Setting("outside", default: Temperature(celsius: 20), store: .inMemory()) var outside: Temperature }
+        let weather = Weather()
+        weather.outside = Temperature(celsius: 3)
+        #expect(weather.$outside.store["outside"] == 3.0)
     }
 
     @Test func builtInTypesAreStoredReadably() {
