@@ -35,13 +35,13 @@ enum ModelBenchmarks {
             let s = h.medianSeconds(body) / Double(batch)
             h.record(Harness.Result(workload: workload, system: system, value: s * 1e9, unit: "ns/op", seconds: s))
         }
-        perOp("stored-model-read", "Settings @StoredModel (cached)") { for _ in 0..<batch { blackHole(holder.profile) } }
-        perOp("stored-model-read", "Settings @Setting<Double>") { for _ in 0..<batch { blackHole(holder.volume) } }
+        perOp("stored-model-read", "Settings") { for _ in 0..<batch { blackHole(holder.profile) } }
+        perOp("stored-model-read", "@Setting<Double> (same store)") { for _ in 0..<batch { blackHole(holder.volume) } }
         var i = 0.0
-        perOp("stored-model-write", "Settings @StoredModel") {
+        perOp("stored-model-write", "Settings") {
             for _ in 0..<batch { i += 1; var p = holder.profile; p.volume = i; holder.profile = p }
         }
-        perOp("stored-model-write", "Settings @Setting<Double>") { for _ in 0..<batch { i += 1; holder.volume = i } }
+        perOp("stored-model-write", "@Setting<Double> (same store)") { for _ in 0..<batch { i += 1; holder.volume = i } }
 
         let directory = FileManager.default.temporaryDirectory.appending(path: "settings-bench-models-\(getpid())")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -55,13 +55,13 @@ enum ModelBenchmarks {
         print("# model file: \(library.records.count) records, \(bytes) bytes of XML")
         guard try Library.load(from: ours) == library else { throw BenchError.mismatch("model file") }
 
-        try h.throughput("model-file-save-xml", "Settings save(to:)", bytes: bytes) { try library.save(to: ours) }
+        try h.throughput("model-file-save-xml", "Settings", bytes: bytes) { try library.save(to: ours) }
         try h.throughput("model-file-save-xml", "PropertyListEncoder + Data.write(.atomic)", bytes: bytes) {
             let encoder = PropertyListEncoder()
             encoder.outputFormat = .xml
             try encoder.encode(library).write(to: theirs, options: .atomic)
         }
-        try h.throughput("model-file-load-xml", "Settings load(from:)", bytes: bytes) { blackHole(try Library.load(from: ours)) }
+        try h.throughput("model-file-load-xml", "Settings", bytes: bytes) { blackHole(try Library.load(from: ours)) }
         try h.throughput("model-file-load-xml", "Data(contentsOf:) + PropertyListDecoder", bytes: bytes) {
             blackHole(try PropertyListDecoder().decode(Library.self, from: Data(contentsOf: theirs)))
         }
