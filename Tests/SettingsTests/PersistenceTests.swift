@@ -161,13 +161,14 @@ struct PersistenceTests {
         let error = try #require(store.loadError)
         #expect(error.code == .invalidFile)
         #expect(error.description.contains("\(dir.file().path):3:"))  // file and line
-        let aside = try #require(store.persistenceStatus.movedAside)
-        #expect(aside.lastPathComponent.hasPrefix("settings.plist.corrupt-"))
-        #expect(try Data(contentsOf: aside) == broken)
-        #expect(!DiagnosticsRecorder.diagnostics(containing: aside.path).isEmpty)
+        #expect(store.persistenceStatus.movedAside == nil)              // left alone until a save
+        #expect(try Data(contentsOf: dir.file()) == broken)
 
         store["a"] = 6
-        try await store.flush()
+        try await store.flush()                                         // still malformed after the settle: moved aside
+        let aside = try #require(store.persistenceStatus.movedAside)
+        #expect(aside.lastPathComponent.hasPrefix("settings.plist.corrupt-"))
+        #expect(!DiagnosticsRecorder.diagnostics(containing: aside.path).isEmpty)
         #expect(try PlistValue(contentsOf: dir.file()) == ["a": 6])
         #expect(try Data(contentsOf: aside) == broken)
     }
@@ -190,7 +191,7 @@ struct PersistenceTests {
         try PlistValue.array([1, 2]).write(to: dir.file())
         let store = SettingsStore.file(dir.file(), autosaveDelay: nil)
         #expect(store.loadError?.description.contains("expected a dict") == true)
-        #expect(store.persistenceStatus.movedAside != nil)
+        #expect(store.persistenceStatus.movedAside == nil)
     }
 
     @Test func anUnreadableFileIsReportedAndLeftAlone() async throws {

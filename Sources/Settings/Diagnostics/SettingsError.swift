@@ -22,6 +22,8 @@ public struct SettingsError: Error, Hashable, Sendable, CustomStringConvertible 
         case invalidFile
         /// A command-line argument or environment variable could not be parsed.
         case invalidOverride
+        /// Another process held the settings file's lock for longer than the store's lock timeout.
+        case fileLocked
     }
 
     /// What kind of failure.
@@ -88,6 +90,9 @@ public struct SettingsError: Error, Hashable, Sendable, CustomStringConvertible 
             }
         case .invalidOverride:
             text = "invalid override for \(keyText ?? "key")"
+        case .fileLocked:
+            if let path, let detail { return "\(path): \(detail)" }
+            text = "settings file \(path ?? "?") is locked by another process"
         }
         if let detail { text += " (\(detail))" }
         return text

@@ -37,28 +37,32 @@ final class SettingsObservers: Sendable {
     /// Whether anyone observes the store (cheap: one atomic load).
     var isActive: Bool { entryCount.load(ordering: .acquiring) > 0 }
 
-    /// Adds an observer of `key`'s effective value; `current` reads it now (under the hub's lock,
-    /// so no change published in between is missed or delivered twice).
+    /// Adds an observer of `key`'s effective value; `current` reads it now.
+    ///
+    /// No change is missed or delivered twice: the observer is counted (``isActive``) before
+    /// `current` takes the store's lock, and writers read ``isActive`` under that lock, so a
+    /// write either happened before `current` read (and is in the initial value) or sees the
+    /// observer and publishes; publishing waits for this hub's lock, held until the entry is in.
     func add(
         key: SettingsKey, current: () -> Resolved?,
         onValue: @escaping @Sendable (_ old: Resolved?, _ new: Resolved?) -> Void
     ) -> Int {
         state.locked { h in
+            entryCount.add(1, ordering: .sequentiallyConsistent)
             let id = h.nextID
             h.nextID += 1
             h.entries.append(Entry(id: id, key: key, last: current(), onValue: onValue, onChange: nil))
-            entryCount.add(1, ordering: .releasing)
             return id
         }
     }
 
-    /// Adds an observer of every change to the store.
+    /// Adds an observer of every change to the store (from the moment this returns).
     func add(onChange: @escaping @Sendable (SettingsChange) -> Void) -> Int {
         state.locked { h in
+            entryCount.add(1, ordering: .sequentiallyConsistent)
             let id = h.nextID
             h.nextID += 1
             h.entries.append(Entry(id: id, key: nil, last: nil, onValue: nil, onChange: onChange))
-            entryCount.add(1, ordering: .releasing)
             return id
         }
     }

@@ -31,6 +31,7 @@ extension SettingsStore {
     /// - Parameter handler: called once per change, with the keys whose effective value changed.
     /// - Returns: the observation: keep it to keep receiving changes.
     public nonisolated func onChange(_ handler: @escaping @Sendable (SettingsChange) -> Void) -> SettingsObservation {
+        ensureLoaded()  // observing is using: the file is read and watched from now on
         let id = observers.add(onChange: handler)
         return SettingsObservation { [observers] in observers.remove(id) }
     }
@@ -94,7 +95,7 @@ extension SettingsStore {
     /// from now on, changes to `key` are passed on to the framework. Called by settings when
     /// they fill their cache.
     nonisolated func observationKeyPath(for key: SettingsKey) -> any ObservedKeyPath {
-        state.locked { s in
+        withState { s in
             if let keyPath = s.tracked[key] { return keyPath }
             let keyPath: any ObservedKeyPath = \SettingsStore.[observed: key]
             s.tracked[key] = keyPath

@@ -20,9 +20,11 @@ final class FileWatcher: Sendable {
 
     private final class Entry: Sendable {
         let name: String
+        let path: String
         weak let store: SettingsStore?
-        init(name: String, store: SettingsStore) {
+        init(name: String, path: String, store: SettingsStore) {
             self.name = name
+            self.path = path
             self.store = store
         }
     }
@@ -44,27 +46,35 @@ final class FileWatcher: Sendable {
         #endif
     }
 
-    /// Watches `store`'s file with inotify, or polls it every `pollingInterval` when that is
-    /// not possible.
-    func watch(_ store: SettingsStore, pollingInterval: Duration) {
-        guard let path = store.file?.path else { return }
+    /// Watches the file at `path` (the store's file, through symbolic links) with inotify, or
+    /// polls it every `pollingInterval` when that is not possible; in that case the watch is
+    /// tried again at each poll, so it comes back when the directory does.
+    func watch(_ store: SettingsStore, path: String, pollingInterval: Duration) {
+        if addWatch(store, path: path) { return }
+        pollUntilWatched(store, path: path, every: pollingInterval)
+    }
+
+    /// Adds an inotify watch on `path`'s directory for `store`; `false` when inotify is not
+    /// available or the directory does not exist.
+    private func addWatch(_ store: SettingsStore, path: String) -> Bool {
         #if os(Linux)
         let parts = PathParts(path)
-        let added: Bool = state.locked { s in
-            guard s.descriptor >= 0 else { return false }
-            let mask = UInt32(IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_CREATE | IN_DELETE | IN_ATTRIB)
-            let wd = inotify_add_watch(s.descriptor, parts.directory, mask)
-            guard wd >= 0 else { return false }
-            s.entries[wd, default: []].removeAll { $0.store == nil }
-            s.entries[wd, default: []].append(Entry(name: parts.name, store: store))
+        let descriptor = state.locked { $0.descriptor }
+        guard descriptor >= 0 else { return false }
+        let mask = UInt32(IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_CREATE | IN_DELETE | IN_ATTRIB)
+        let wd = inotify_add_watch(descriptor, parts.directory, mask)  // outside the lock
+        guard wd >= 0 else { return false }
+        return state.locked { s in
+            s.entries[wd, default: []].removeAll { $0.store == nil || $0.store === store }
+            s.entries[wd, default: []].append(Entry(name: parts.name, path: path, store: store))
             if !s.threadStarted {
                 s.threadStarted = startThread()
             }
             return s.threadStarted
         }
-        if added { return }
+        #else
+        return false
         #endif
-        poll(store, every: pollingInterval)
     }
 
     /// Looks at `store`'s file every `interval` for as long as the store exists.
@@ -73,7 +83,20 @@ final class FileWatcher: Sendable {
             while !Task.isCancelled {
                 try? await Task.sleep(for: interval)
                 guard let store else { return }
-                store.reloadIfChanged()
+                await store.reloadIfChanged()
+            }
+        }
+    }
+
+    /// Polls `store`'s file and tries to watch it again at each poll; stops polling once watched.
+    private func pollUntilWatched(_ store: SettingsStore, path: String, every interval: Duration) {
+        Task.detached { [weak store] in
+            while !Task.isCancelled {
+                try? await Task.sleep(for: interval)
+                guard let store else { return }
+                let watched = FileWatcher.shared.addWatch(store, path: path)
+                await store.reloadIfChanged()  // after the watch: nothing slips between the two
+                if watched { return }
             }
         }
     }
@@ -109,10 +132,13 @@ final class FileWatcher: Sendable {
         }
     }
 
-    /// Has the stores named by a batch of inotify events look at their files.
+    /// Has the stores named by a batch of inotify events look at their files. A directory that
+    /// went away (`IN_IGNORED`: deleted, renamed, its file system unmounted) loses its watch:
+    /// its stores are polled until the directory is back, then watched again.
     private func handle(_ events: [UInt8]) {
         let headerSize = MemoryLayout<inotify_event>.size
         var touched: [SettingsStore] = []
+        var orphaned: [(store: SettingsStore, path: String)] = []
         events.withUnsafeBytes { raw in
             var offset = 0
             while offset + headerSize <= raw.count {
@@ -126,7 +152,10 @@ final class FileWatcher: Sendable {
                     if overflow {
                         for list in s.entries.values { touched += list.compactMap(\.store) }
                     } else if gone {
-                        s.entries[event.wd] = nil  // the directory went away
+                        for entry in s.entries[event.wd] ?? [] {
+                            if let store = entry.store { orphaned.append((store, entry.path)) }
+                        }
+                        s.entries[event.wd] = nil
                     } else {
                         touched += (s.entries[event.wd] ?? []).filter { $0.name == name }.compactMap(\.store)
                     }
@@ -136,7 +165,11 @@ final class FileWatcher: Sendable {
         }
         var seen = Set<ObjectIdentifier>()
         for store in touched where seen.insert(ObjectIdentifier(store)).inserted {
-            store.reloadIfChanged()
+            Task { await store.reloadIfChanged() }
+        }
+        for (store, path) in orphaned {
+            Task { await store.reloadIfChanged() }
+            pollUntilWatched(store, path: path, every: .seconds(1))
         }
     }
     #endif

@@ -11,113 +11,290 @@ import Musl
 import Darwin
 #endif
 import SettingsPlist
-import Synchronization
 
 /// The user's settings file: reading it, merging this process's changes into whatever it holds
 /// now, and replacing it durably and atomically under an advisory lock.
 ///
-/// All file work happens under one `Mutex`, so saves and reloads of one store never interleave;
-/// the advisory lock (`.NAME.lock` beside the file) does the same between processes.
-final class SettingsFile: Sendable {
-    struct State {
-        /// The format to write: the existing file's, else the store's.
-        var format: PlistFormat
-        /// The identity and contents of the file as this process last read or wrote it.
-        var known: POSIXFile.Identity?
-        var contents = PlistDictionary()
-        /// Set when the file exists but could not be read (permissions, not a file): then
-        /// nothing on disk is ever touched.
-        var unreadable: SettingsError?
-        /// The problem found when the file was last loaded, if any.
-        var loadError: SettingsError?
-        /// Where a corrupt file was moved, if it was.
-        var movedAside: URL?
-        /// The identity of a malformed file already reported (so it is reported once).
-        var reportedMalformed: POSIXFile.Identity?
-        var writes = 0
-        var reloads = 0
-        /// Whether temporary files left by crashed writers were removed (once per process).
-        var sweptLeftovers = false
-    }
-
+/// A value owned by its ``SettingsStore`` and used only on the store's executor, so it needs no
+/// lock of its own: nothing here is ever waited for by a reader or writer of settings. Problems
+/// are collected in ``diagnostics`` and delivered by the store once every lock is released.
+struct SettingsFile {
     let url: URL
+    /// The path as given (it may be a symbolic link: saves go through to its target).
     let path: String
-    let lockPath: String
-    let state: Mutex<State>
+    let options: PersistenceOptions
+    /// The format to write: the existing file's, else the store's.
+    var format: PlistFormat
+    /// The identity and contents of the file as this process last read or wrote it.
+    var known: POSIXFile.Identity?
+    var contents = PlistDictionary()
+    /// The problem found when the file was last loaded, if any.
+    var loadError: SettingsError?
+    /// Where a corrupt file was moved, if it was.
+    var movedAside: URL?
+    /// The identity of a malformed or unusable file already reported (so it is reported once).
+    var reported: POSIXFile.Identity?
+    /// A malformed file seen at a save, and when: it is moved aside only if it is still the same
+    /// and still malformed after ``PersistenceOptions/settleDelay`` (an editor may be halfway
+    /// through rewriting it in place).
+    var suspect: (identity: POSIXFile.Identity, since: ContinuousClock.Instant)?
+    /// Whether temporary files left by crashed writers were removed (once per process).
+    var sweptLeftovers = false
+    /// Whether falling back to binary because XML cannot carry a value was reported.
+    var reportedBinaryFallback = false
+    var writes = 0
+    var reloads = 0
+    /// Problems to report once no lock is held.
+    var diagnostics: [SettingsDiagnostic] = []
 
-    init(url: URL, format: PlistFormat) {
+    init(url: URL, format: PlistFormat, options: PersistenceOptions) {
         self.url = url
-        path = url.path
-        let parts = PathParts(path)
-        lockPath = parts.directory + "/." + parts.name + ".lock"
-        state = Mutex(State(format: format))
+        self.path = url.path
+        self.format = format
+        self.options = options
     }
 
-    // MARK: Loading
+    /// Where the file really is (through symbolic links) and its lock beside it.
+    var target: (path: String, lock: String) {
+        let target = POSIXFile.resolvingLinks(path)
+        let parts = PathParts(target)
+        return (target, parts.directory + "/." + parts.name + ".lock")
+    }
 
-    /// Reads the file when the store is created. A missing file is an empty store; a file that
-    /// cannot be read is reported and never touched; a file that cannot be parsed is moved
-    /// aside (under the lock, if it is still the same file) and reported.
-    func load() -> PlistDictionary {
-        state.locked { s in
-            let read: (data: Data, identity: POSIXFile.Identity)?
-            do {
-                read = try POSIXFile.read(path)
-            } catch {
-                let problem = SettingsError(.invalidFile, path: path, detail: "\(error); using defaults, and the file will not be written")
-                s.unreadable = problem
-                s.loadError = problem
-                SettingsDiagnostics.report(SettingsDiagnostic(.fileError, problem.description))
-                return PlistDictionary()
-            }
-            guard let read else { return PlistDictionary() }
-            switch parse(read.data) {
-            case .success(let (dictionary, format)):
-                s.known = read.identity
-                s.contents = dictionary
-                s.format = format
-                return dictionary
-            case .failure(let problem):
-                moveAsideIfUnchanged(read.identity, problem, &s)
-                return PlistDictionary()
-            }
+    // MARK: Reading
+
+    /// What reading the file found.
+    enum Read {
+        case missing
+        case parsed(PlistDictionary, PlistFormat, POSIXFile.Identity)
+        case malformed(SettingsError, POSIXFile.Identity)
+        /// It exists but cannot be used: permission denied, not a regular file, too large.
+        case unusable(SettingsError)
+    }
+
+    /// Reads and parses the file (bounded: never blocks on a FIFO, never allocates past the size limit).
+    func read(_ target: String) -> Read {
+        let read: (data: Data, identity: POSIXFile.Identity)?
+        do {
+            read = try POSIXFile.read(target, limit: options.maximumFileSize, followingLinks: false)
+        } catch {
+            return .unusable(SettingsError(.invalidFile, path: target, detail: error.description))
+        }
+        guard let read else { return .missing }
+        switch parse(read.data, at: target) {
+        case .success(let (dictionary, format)): return .parsed(dictionary, format, read.identity)
+        case .failure(let problem): return .malformed(problem, read.identity)
         }
     }
 
     /// Parses file contents: a dictionary and its format, or an error naming the file and the
     /// line and column (XML) or byte offset (binary).
-    func parse(_ data: Data) -> Result<(PlistDictionary, PlistFormat), SettingsError> {
+    func parse(_ data: Data, at target: String) -> Result<(PlistDictionary, PlistFormat), SettingsError> {
         do {
             let value = try PlistValue(decoding: data)
             guard case .dictionary(let dictionary) = value else {
-                return .failure(SettingsError(.invalidFile, path: path, detail: "the root is \(value.typeNameWithArticle), expected a dict"))
+                return .failure(SettingsError(.invalidFile, path: target, detail: "the root is \(value.typeNameWithArticle), expected a dictionary"))
             }
             return .success((dictionary, PlistFormat.detect(data)))
         } catch {
-            return .failure(SettingsError(.invalidFile, path: path, underlying: error.inFile(path)))
+            return .failure(SettingsError(.invalidFile, path: target, underlying: error.inFile(target)))
         }
     }
 
-    /// Moves a malformed file to `NAME.corrupt-<UTC timestamp>` beside it, unless another
-    /// process replaced it meanwhile, and reports what happened.
-    /// - Parameter lockHeld: whether the caller holds the advisory lock already (`flock` locks
-    ///   belong to an open file, so taking it twice in one process would wait forever).
-    private func moveAsideIfUnchanged(_ identity: POSIXFile.Identity, _ problem: SettingsError, _ s: inout State, lockHeld: Bool = false) {
+    /// Reads the file at the store's first use. A missing file is an empty store; a file that
+    /// cannot be used or parsed is reported, kept in ``loadError``, and left exactly as it is
+    /// (a malformed one is moved aside only when a save would replace it, see ``save``).
+    mutating func load() -> PlistDictionary {
+        let target = self.target.path
+        switch read(target) {
+        case .missing:
+            return PlistDictionary()
+        case .parsed(let dictionary, let format, let identity):
+            known = identity
+            contents = dictionary
+            self.format = format
+            return dictionary
+        case .malformed(var problem, let identity):
+            problem.append(detail: "using defaults; the file is left as it is until a save would replace it")
+            loadError = problem
+            reported = identity
+            diagnostics.append(SettingsDiagnostic(.fileError, problem.description))
+            return PlistDictionary()
+        case .unusable(var problem):
+            problem.append(detail: "using defaults, and the file will not be written")
+            loadError = problem
+            diagnostics.append(SettingsDiagnostic(.fileError, problem.description))
+            return PlistDictionary()
+        }
+    }
+
+    // MARK: Saving
+
+    /// What one attempt to save did.
+    enum SaveStep<R> {
+        /// Nothing was changed since the last save.
+        case nothing
+        /// Another process holds the lock: try again later.
+        case busy
+        /// The file on disk is malformed; it is looked at again after this long before it is
+        /// moved aside.
+        case settling(Duration)
+        /// Saved; what `reconcile` returned.
+        case saved(R)
+    }
+
+    /// Tries once to write this process's changes into the file: under the lock (taken without
+    /// waiting), the file's current contents are read when another process changed it, the
+    /// changed key paths are set to their values in this process (or removed), and the result
+    /// replaces the file durably. A malformed file on disk is moved aside once it has stayed
+    /// malformed for the settle delay, never overwritten; one that cannot be read is never
+    /// touched (the save throws, and the next attempt looks again).
+    ///
+    /// - Parameters:
+    ///   - snapshot: takes the store's user layer and the key paths changed since the last save
+    ///     (called with the file lock held, so saves never overtake each other).
+    ///   - restore: gives the changed key paths back when the save fails.
+    ///   - reconcile: brings the store up to date with the file's new contents.
+    mutating func save<R>(
+        hasChanges: Bool,
+        snapshot: () -> (values: PlistDictionary, changed: [SettingsKey]),
+        restore: ([SettingsKey]) -> Void,
+        reconcile: (PlistDictionary) -> R
+    ) throws(SettingsError) -> SaveStep<R> {
+        guard hasChanges else { return .nothing }
+        let (target, lockPath) = self.target
+        try createDirectory(of: target)
+        let lock: Int32
+        do {
+            guard let taken = try POSIXFile.tryLock(lockPath) else { return .busy }
+            lock = taken
+        } catch {
+            throw SettingsError(.invalidFile, path: target, detail: "not saved: \(error)")
+        }
+        defer { POSIXFile.unlock(lock) }
+        if !sweptLeftovers {
+            // Temporary files exist only while a writer holds the lock: any seen now were left
+            // by a writer that was killed mid-save.
+            sweptLeftovers = true
+            removeLeftoverTemporaryFiles(target)
+        }
+        var base: PlistDictionary? = PlistDictionary()  // a file removed meanwhile: only our changes go back
+        var permissions: mode_t = 0o600
+        var owner: POSIXFile.Owner?
+        let current: POSIXFile.Identity?
+        do {
+            current = try POSIXFile.identity(of: target)
+        } catch {
+            throw SettingsError(.invalidFile, path: target, detail: "not saved: \(error)")
+        }
+        if let current {
+            permissions = current.permissions
+            owner = current.owner
+            if current == known {
+                base = contents
+            } else {
+                switch read(target) {
+                case .missing:
+                    break
+                case .parsed(let dictionary, let format, _):
+                    base = dictionary
+                    self.format = format
+                    suspect = nil
+                case .unusable(var problem):
+                    problem.append(detail: "not saved; the changes are kept in memory")
+                    throw problem
+                case .malformed(let problem, let identity):
+                    let now = ContinuousClock.now
+                    guard let seen = suspect, seen.identity == identity else {
+                        suspect = (identity, now)
+                        return .settling(options.settleDelay)
+                    }
+                    let waited = now - seen.since
+                    if waited < options.settleDelay { return .settling(options.settleDelay - waited) }
+                    try quarantine(target, identity, problem)
+                    suspect = nil
+                    base = nil  // write the whole user layer: it is all this process has
+                }
+            }
+        }
+        let (values, changed) = snapshot()
+        guard !changed.isEmpty else { return .nothing }
+        do throws(SettingsError) {
+            var merged = base ?? values
+            if base != nil {
+                for key in changed {
+                    _ = merged.setValue(values.value(at: key.components), at: key.components[...])
+                }
+            }
+            let bytes = try encode(merged, for: target)
+            do {
+                known = try POSIXFile.replace(target, with: bytes, permissions: permissions, owner: owner)
+            } catch {
+                throw SettingsError(.invalidFile, path: target, detail: "not saved: \(error)")
+            }
+            contents = merged
+            writes += 1
+            return .saved(reconcile(merged))
+        } catch {
+            restore(changed)
+            throw error
+        }
+    }
+
+    /// The file's bytes in its format. XML cannot carry some strings (control characters other
+    /// than tab, line feed and carriage return): rather than never saving again, the file
+    /// becomes binary, which every reader of property lists reads, and that is reported once.
+    private mutating func encode(_ dictionary: PlistDictionary, for target: String) throws(SettingsError) -> Data {
+        do {
+            return try PlistValue.dictionary(dictionary).encoded(as: format)
+        } catch {
+            guard format == .xml else {
+                throw SettingsError(.invalidFile, path: target, detail: "not saved: \(error)")
+            }
+            do {
+                let bytes = try PlistValue.dictionary(dictionary).encoded(as: .binary)
+                format = .binary
+                if !reportedBinaryFallback {
+                    reportedBinaryFallback = true
+                    diagnostics.append(SettingsDiagnostic(
+                        .fileError, "\(target): saved as a binary property list, because XML cannot carry a value in it (\(error))"))
+                }
+                return bytes
+            } catch {
+                throw SettingsError(.invalidFile, path: target, detail: "not saved: \(error)")
+            }
+        }
+    }
+
+    /// Moves a malformed file to `NAME.corrupt-<UTC timestamp>` beside it (the lock is held and
+    /// it is still the file that was read), keeps at most ``PersistenceOptions/quarantineLimit``
+    /// such files, and reports it.
+    private mutating func quarantine(_ target: String, _ identity: POSIXFile.Identity, _ problem: SettingsError) throws(SettingsError) {
         var problem = problem
         do {
-            let lock = lockHeld ? nil : try POSIXFile.lock(lockPath)
-            defer { if let lock { POSIXFile.unlock(lock) } }
-            guard try POSIXFile.identity(of: path) == identity else { return }
-            let destination = path + ".corrupt-" + Self.timestamp()
-            try POSIXFile.moveAside(path, to: destination)
-            s.movedAside = URL(filePath: destination)
-            problem.append(detail: "moved aside to \(destination); using defaults")
+            guard try POSIXFile.identity(of: target) == identity else { return }
+            let destination = target + ".corrupt-" + Self.timestamp()
+            try POSIXFile.moveAside(target, to: destination)
+            movedAside = URL(filePath: destination)
+            problem.append(detail: "moved aside to \(destination); this process's values were written in its place")
+            pruneQuarantine(target)
         } catch {
-            problem.append(detail: "could not move it aside (\(error)); using defaults, and the file will not be written")
-            s.unreadable = problem
+            problem.append(detail: "could not move it aside (\(error)); not saved, and the next save tries again")
+            throw problem
         }
-        s.loadError = problem
-        SettingsDiagnostics.report(SettingsDiagnostic(.fileError, problem.description))
+        loadError = problem
+        diagnostics.append(SettingsDiagnostic(.fileError, problem.description))
+    }
+
+    /// Removes the oldest `NAME.corrupt-*` files beyond the limit.
+    private func pruneQuarantine(_ target: String) {
+        let parts = PathParts(target)
+        let prefix = parts.name + ".corrupt-"
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: parts.directory) else { return }
+        let kept = names.filter { $0.hasPrefix(prefix) }.sorted()
+        for name in kept.dropLast(options.quarantineLimit) {
+            unlink(parts.directory + "/" + name)
+        }
     }
 
     /// `20261123T101502.123Z`: sortable, unique to the millisecond, safe in file names.
@@ -134,88 +311,9 @@ final class SettingsFile: Sendable {
             + "\(two(parts.tm_hour))\(two(parts.tm_min))\(two(parts.tm_sec)).\(ms)Z"
     }
 
-    // MARK: Saving
-
-    /// Writes this process's changes into the file: under the lock, the file's current contents
-    /// are read (when another process changed it), the changed key paths are set to their values
-    /// in this process (or removed), and the result replaces the file durably. A malformed file
-    /// found on disk is moved aside, never overwritten, and this process's values are written.
-    ///
-    /// - Parameters:
-    ///   - snapshot: takes the store's user layer and the key paths changed since the last save
-    ///     (called under this file's lock, so saves never overtake each other).
-    ///   - restore: gives the changed key paths back when the save fails.
-    ///   - reconcile: brings the store up to date with the file's new contents (still under the lock).
-    /// - Returns: what `reconcile` returned, or `nil` when there was nothing to save.
-    func save<R>(
-        snapshot: () -> (values: PlistDictionary, changed: [SettingsKey]),
-        restore: ([SettingsKey]) -> Void,
-        reconcile: (PlistDictionary) -> R
-    ) throws(SettingsError) -> R? {
-        try state.locked { s throws(SettingsError) -> R? in
-            if let unreadable = s.unreadable { throw unreadable }
-            let (values, changed) = snapshot()
-            guard !changed.isEmpty else { return nil }
-            do throws(SettingsError) {
-                let merged = try write(values, changed: changed, &s)
-                return reconcile(merged)
-            } catch {
-                restore(changed)
-                throw error
-            }
-        }
-    }
-
-    private func write(_ values: PlistDictionary, changed: [SettingsKey], _ s: inout State) throws(SettingsError) -> PlistDictionary {
-        do {
-            try createDirectory()
-            let lock = try POSIXFile.lock(lockPath)
-            defer { POSIXFile.unlock(lock) }
-            if !s.sweptLeftovers {
-                // Temporary files exist only while a writer holds the lock: any seen now were
-                // left by a writer that was killed mid-save.
-                s.sweptLeftovers = true
-                removeLeftoverTemporaryFiles()
-            }
-            var base = PlistDictionary()  // a file removed by someone else: only our changes go back
-            var permissions: mode_t = 0o600
-            if let current = try POSIXFile.identity(of: path) {
-                permissions = current.permissions
-                if current == s.known {
-                    base = s.contents
-                } else if let read = try POSIXFile.read(path) {
-                    switch parse(read.data) {
-                    case .success(let (dictionary, format)):
-                        base = dictionary
-                        s.format = format
-                    case .failure(let problem):
-                        moveAsideIfUnchanged(read.identity, problem, &s, lockHeld: true)
-                        if let unreadable = s.unreadable { throw unreadable }
-                        base = values
-                    }
-                }
-            }
-            var merged = base
-            for key in changed {
-                _ = merged.setValue(values.value(at: key.components), at: key.components[...])
-            }
-            let bytes = try PlistValue.dictionary(merged).encoded(as: s.format)
-            s.known = try POSIXFile.replace(path, with: bytes, permissions: permissions)
-            s.contents = merged
-            s.writes += 1
-            return merged
-        } catch let error as POSIXFile.Failure {
-            throw SettingsError(.invalidFile, path: path, detail: "not saved: \(error)")
-        } catch let error as SettingsError {
-            throw error
-        } catch {
-            throw SettingsError(.invalidFile, path: path, detail: "not saved: \(error)")
-        }
-    }
-
     /// Removes `.NAME.tmp-*` files beside the file (call with the lock held).
-    private func removeLeftoverTemporaryFiles() {
-        let parts = PathParts(path)
+    private func removeLeftoverTemporaryFiles(_ target: String) {
+        let parts = PathParts(target)
         let prefix = "." + parts.name + ".tmp-"
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: parts.directory) else { return }
         for name in names where name.hasPrefix(prefix) {
@@ -224,14 +322,20 @@ final class SettingsFile: Sendable {
     }
 
     /// Creates the file's directory (owner-only) when it is missing.
-    private func createDirectory() throws(SettingsError) {
-        let directory = url.deletingLastPathComponent()
-        guard !FileManager.default.fileExists(atPath: directory.path) else { return }
+    private func createDirectory(of target: String) throws(SettingsError) {
+        let directory = PathParts(target).directory
+        var s = stat()
+        if stat(directory, &s) == 0 {
+            guard (s.st_mode & S_IFMT) == S_IFDIR else {
+                throw SettingsError(.invalidFile, path: target, detail: "not saved: \(directory) is not a directory")
+            }
+            return
+        }
         do {
             try FileManager.default.createDirectory(
-                at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+                atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         } catch {
-            throw SettingsError(.invalidFile, path: path, detail: "cannot create its directory: \(PlistError.reason(error))")
+            throw SettingsError(.invalidFile, path: target, detail: "not saved: cannot create its directory: \(PlistError.reason(error))")
         }
     }
 
@@ -239,41 +343,44 @@ final class SettingsFile: Sendable {
 
     /// The file's contents when it changed since this process last read or wrote it, or `nil`
     /// when it did not (a process's own writes are recognised by identity and not reloaded).
-    /// A file that is missing reads as empty; one that does not parse is reported once and
-    /// ignored until it changes again (it is moved aside at the next save).
-    func reloadIfChanged<R>(reconcile: (PlistDictionary) -> R) -> R? {
-        state.locked { s -> R? in
-            guard s.unreadable == nil else { return nil }
-            do {
-                let current = try POSIXFile.identity(of: path)
-                if current == s.known { return nil }
-                guard let read = try POSIXFile.read(path) else {
-                    s.known = nil
-                    guard !s.contents.isEmpty else { return nil }
-                    s.contents = PlistDictionary()
-                    s.reloads += 1
-                    return reconcile(s.contents)
-                }
-                switch parse(read.data) {
-                case .success(let (dictionary, format)):
-                    s.known = read.identity
-                    s.format = format
-                    s.reloads += 1
-                    let changed = dictionary != s.contents
-                    s.contents = dictionary
-                    return changed ? reconcile(dictionary) : nil
-                case .failure(let problem):
-                    if s.reportedMalformed != read.identity {
-                        s.reportedMalformed = read.identity
-                        var problem = problem
-                        problem.append(detail: "changed on disk but cannot be read; keeping the values in memory")
-                        SettingsDiagnostics.report(SettingsDiagnostic(.fileError, problem.description))
-                    }
-                    return nil
-                }
-            } catch {
-                return nil  // it vanished or became unreadable mid-check: look again next time
+    /// A file that is missing reads as empty; one that does not parse or cannot be used is
+    /// reported once and ignored until it changes again (the values in memory stay).
+    mutating func reloadIfChanged<R>(reconcile: (PlistDictionary) -> R) -> R? {
+        let target = self.target.path
+        guard let current = try? POSIXFile.identity(of: target) else {
+            return nil  // unexaminable for now: look again next time
+        }
+        if current == known { return nil }
+        switch read(target) {
+        case .missing:
+            known = nil
+            guard !contents.isEmpty else { return nil }
+            contents = PlistDictionary()
+            reloads += 1
+            return reconcile(contents)
+        case .parsed(let dictionary, let format, let identity):
+            known = identity
+            self.format = format
+            reloads += 1
+            suspect = nil
+            let changed = dictionary != contents
+            contents = dictionary
+            if loadError != nil, movedAside == nil { loadError = nil }  // fixed by hand
+            return changed ? reconcile(dictionary) : nil
+        case .malformed(var problem, let identity):
+            if reported != identity {
+                reported = identity
+                problem.append(detail: "changed on disk but cannot be read; keeping the values in memory")
+                diagnostics.append(SettingsDiagnostic(.fileError, problem.description))
             }
+            return nil
+        case .unusable(var problem):
+            if reported != current {
+                reported = current
+                problem.append(detail: "changed on disk but cannot be used; keeping the values in memory")
+                diagnostics.append(SettingsDiagnostic(.fileError, problem.description))
+            }
+            return nil
         }
     }
 }

@@ -13,9 +13,57 @@ import Musl
 import Darwin
 #endif
 
+/// How a file store keeps its file: when it saves, how long it waits for other processes, and
+/// what it refuses to read.
+///
+/// ```swift
+/// let store = SettingsStore.file(url, options: PersistenceOptions(lockTimeout: .seconds(5)))
+/// ```
+public struct PersistenceOptions: Hashable, Sendable {
+    /// How long ``SettingsStore/flush()``, ``SettingsStore/flushNow()`` and the save at exit
+    /// wait for another process to release the file's lock before giving up with
+    /// ``SettingsError/Code/fileLocked`` (the changes are kept and autosaves keep retrying).
+    public var lockTimeout: Duration
+    /// The largest settings file read, in bytes: a larger one (or a sparse file claiming to be)
+    /// is refused with an error naming the file and both sizes, and never written over.
+    public var maximumFileSize: Int
+    /// How long a malformed file must stay unchanged before a save moves it aside (an editor
+    /// rewriting the file in place is given this long to finish).
+    public var settleDelay: Duration
+    /// How many `settings.plist.corrupt-*` files are kept beside a settings file (the oldest
+    /// beyond this are removed).
+    public var quarantineLimit: Int
+
+    /// Creates options; every parameter has the default a settings file wants.
+    ///
+    /// - Parameters:
+    ///   - lockTimeout: the longest wait for another process's lock (default 2 s).
+    ///   - maximumFileSize: the largest file read (default 64 MiB).
+    ///   - settleDelay: how long a malformed file must stay as it is before it is moved aside (default 200 ms).
+    ///   - quarantineLimit: how many moved-aside files are kept (default 3).
+    public init(
+        lockTimeout: Duration = .seconds(2), maximumFileSize: Int = 64 << 20,
+        settleDelay: Duration = .milliseconds(200), quarantineLimit: Int = 3
+    ) {
+        self.lockTimeout = lockTimeout
+        self.maximumFileSize = maximumFileSize
+        self.settleDelay = settleDelay
+        self.quarantineLimit = max(1, quarantineLimit)
+    }
+
+    /// How long after a change the file is saved (`nil`: only on ``SettingsStore/flush()``).
+    var autosaveDelay: Duration? = .milliseconds(50)
+    /// How changes made elsewhere are noticed.
+    var externalChanges: SettingsStore.ExternalChanges = .automatic
+}
+
 extension SettingsStore {
     /// The program's store: `$XDG_CONFIG_HOME/<executable name>/settings.plist` (`~/.config` when
     /// the variable is unset). `@Setting`s without a `store:` use it.
+    ///
+    /// Naming it costs nothing: the file is read, and watched, only when a value is first read
+    /// or written, so a setting declared with the default `store: .shared` and then bound to
+    /// another store never touches the shared file.
     public static let shared: SettingsStore = {
         let url = defaultFileURL(application: ProcessInfo.processInfo.processName)
         return SettingsStore.file(url)
@@ -27,6 +75,9 @@ extension SettingsStore {
     /// SettingsStore.defaultFileURL(application: "MyApp")   // ~/.config/MyApp/settings.plist
     /// ```
     ///
+    /// `XDG_CONFIG_HOME` is used when it is an absolute path; `HOME` when it is set and not empty;
+    /// otherwise the user's home directory from the password database.
+    ///
     /// - Parameter application: the application (or domain) name.
     public static func defaultFileURL(application: String) -> URL {
         let environment = ProcessInfo.processInfo.environment
@@ -34,8 +85,9 @@ extension SettingsStore {
         if let xdg = environment["XDG_CONFIG_HOME"], xdg.hasPrefix("/") {
             base = URL(filePath: xdg, directoryHint: .isDirectory)
         } else {
-            let home = URL(filePath: environment["HOME"] ?? FileManager.default.homeDirectoryForCurrentUser.path,
-                           directoryHint: .isDirectory)
+            let homePath = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 }
+                ?? FileManager.default.homeDirectoryForCurrentUser.path
+            let home = URL(filePath: homePath, directoryHint: .isDirectory)
             base = home.appending(path: ".config", directoryHint: .isDirectory)
         }
         return base.appending(path: application, directoryHint: .isDirectory).appending(path: "settings.plist")
@@ -44,7 +96,8 @@ extension SettingsStore {
     /// How a file store notices changes made to its file by other processes or by hand.
     public enum ExternalChanges: Hashable, Sendable {
         /// inotify on Linux (the file's directory is watched, so replacing the file by rename is
-        /// seen too), polling every second where inotify is not available.
+        /// seen too), polling every second where inotify is not available or the directory is
+        /// gone (the watch comes back when the directory does).
         case automatic
         /// Looks at the file's identity (inode, size, modification time) at this interval.
         case polling(Duration)
@@ -54,17 +107,23 @@ extension SettingsStore {
 
     /// A store whose user layer is kept in the plist file at `url`.
     ///
-    /// The file is read now, in its own format. A missing file is an empty store (the file and
-    /// its directories are created, owner-only, at the first save). A file that cannot be parsed
-    /// is moved aside to `settings.plist.corrupt-<timestamp>`, never overwritten, and the store
-    /// starts from the defaults; a file that cannot be read (permissions) is left alone and
-    /// never written. Both are reported to ``SettingsDiagnostics/handler`` and kept in
-    /// ``loadError``.
+    /// Creating the store does no I/O: the file is read at the first read or write of a value,
+    /// in its own format, and watched for changes made elsewhere from shortly after. A missing
+    /// file is an empty store (the file and its directories are created, owner-only, at the
+    /// first save). A file that cannot be parsed is reported and left alone; if it is still
+    /// malformed when a save would replace it, it is moved aside to
+    /// `settings.plist.corrupt-<timestamp>`, never overwritten. A file that cannot be read
+    /// (permissions, not a regular file, over the size limit) is never written. Both are reported
+    /// to the store's ``diagnosticsHandler`` and kept in ``loadError``.
     ///
     /// Changes are saved `autosaveDelay` after the first change of a burst (a burst of writes
     /// becomes one file write) and by ``flush()``, which returns when they are on disk. Each save
     /// takes an advisory lock, reads what other processes wrote since, and writes only the keys
-    /// this process changed on top of it, so concurrent writers lose nothing.
+    /// this process changed on top of it, so concurrent writers lose nothing. All of it runs on
+    /// the store's own thread, never on Swift's cooperative pool.
+    ///
+    /// **Lifetime.** A store with unsaved changes stays alive until they are saved, even when the
+    /// program drops every reference to it, and they are saved when the process exits normally.
     ///
     /// ```swift
     /// let store = SettingsStore.file(URL(filePath: "/tmp/demo/settings.plist"))
@@ -75,27 +134,21 @@ extension SettingsStore {
     /// - Parameters:
     ///   - url: the file.
     ///   - format: the format for a new file (an existing file keeps its own).
-    ///   - autosaveDelay: how long after a change to save, or `nil` to save only on ``flush()``.
+    ///   - autosaveDelay: how long after a change to save, or `nil` to save only on ``flush()``
+    ///     (and at exit).
     ///   - externalChanges: how changes made to the file elsewhere are noticed.
+    ///   - options: lock timeout, size limit and the handling of malformed files.
     public static func file(
         _ url: URL, format: PlistFormat = .xml, autosaveDelay: Duration? = .milliseconds(50),
-        externalChanges: ExternalChanges = .automatic
+        externalChanges: ExternalChanges = .automatic, options: PersistenceOptions = PersistenceOptions()
     ) -> SettingsStore {
-        let store = SettingsStore(url: url, format: format, autosaveDelay: autosaveDelay)
-        let values = store.file?.load() ?? PlistDictionary()
-        store.state.locked { s in
-            s.modify(.user) { $0 = values }
-            s.tracksChanges = true
-            s.autosaves = autosaveDelay != nil
-        }
-        ExitFlusher.register(store)
-        switch externalChanges {
-        case .automatic: FileWatcher.shared.watch(store, pollingInterval: .seconds(1))
-        case .polling(let interval): FileWatcher.shared.poll(store, every: interval)
-        case .ignored: break
-        }
-        return store
+        var options = options
+        options.autosaveDelay = autosaveDelay
+        options.externalChanges = externalChanges
+        return SettingsStore(url: url, format: format, persistence: options)
     }
+
+    // MARK: Flushing
 
     /// Writes every change made so far to the file and returns when it is durable (written,
     /// flushed to disk, renamed into place, directory flushed). Does nothing for an in-memory
@@ -106,93 +159,396 @@ extension SettingsStore {
     /// try await SettingsStore.shared.flush()   // on disk now
     /// ```
     ///
-    /// - Throws: ``SettingsError`` with code ``SettingsError/Code/invalidFile`` naming the file
-    ///   and the reason (its directory cannot be created, the disk is full, permission denied,
-    ///   or the file could not be read when the store was opened and so is left alone). The
-    ///   unsaved changes are kept and saved by a later flush.
-    public func flush() throws(SettingsError) {
-        try saveNow()
+    /// - Throws: ``SettingsError``: ``SettingsError/Code/fileLocked`` when another process held
+    ///   the file's lock for longer than ``PersistenceOptions/lockTimeout``, or
+    ///   ``SettingsError/Code/invalidFile`` naming the file and the reason (its directory cannot
+    ///   be created, the disk is full, permission denied, or the file cannot be read and so is
+    ///   left alone). The unsaved changes are kept and saved by a later flush or autosave.
+    public func flush() async throws(SettingsError) {
+        loadIfNeeded()
+        let deadline = Deadline(self)
+        var pause = Duration.milliseconds(1)
+        while true {
+            switch try saveOnce() {
+            case .nothing, .saved:
+                return
+            case .busy:
+                try deadline.check(lockedBy: file?.target.lock)
+                try? await Task.sleep(for: pause)
+                pause = min(pause * 2, .milliseconds(50))
+            case .settling(let wait):
+                try deadline.check(lockedBy: nil)
+                try? await Task.sleep(for: wait)
+            }
+        }
     }
 
     /// ``flush()`` for synchronous code: writes every change made so far and returns when it is
-    /// durable, blocking the calling thread meanwhile.
+    /// durable, blocking the calling thread meanwhile (the wait for another process's lock is
+    /// bounded by ``PersistenceOptions/lockTimeout``). Do not call it from a task on Swift's
+    /// cooperative pool: use ``flush()`` there.
     ///
     /// ```swift
-    /// try store.flushNow()   // e.g. from a signal handler's clean-up path or a synchronous shutdown hook
+    /// try store.flushNow()   // e.g. from a synchronous shutdown hook
     /// ```
     ///
     /// - Throws: ``SettingsError`` as ``flush()`` does.
     public nonisolated func flushNow() throws(SettingsError) {
-        try saveNow()
+        guard persistence != nil else { return }
+        ensureLoaded()
+        let deadline = Deadline(self)
+        var pause = Duration.milliseconds(1)
+        while true {
+            let step = try onExecutor { store throws(SettingsError) in try store.saveOnce() }
+            switch step {
+            case .nothing, .saved:
+                return
+            case .busy:
+                try deadline.check(lockedBy: url.map { SettingsFile.lockPath(for: $0.path) })
+                pauseThread(for: pause)
+                pause = min(pause * 2, .milliseconds(50))
+            case .settling(let wait):
+                try deadline.check(lockedBy: nil)
+                pauseThread(for: wait)
+            }
+        }
     }
 
-    /// The problem found when the file was loaded: malformed (and moved aside) or unreadable.
+    /// Saves the unsaved changes of every file store in the process (each store as ``flush()``
+    /// does), for example before a planned shutdown. Stores without unsaved changes are skipped.
+    ///
+    /// ```swift
+    /// try await SettingsStore.flushAll()
+    /// ```
+    ///
+    /// - Throws: the first ``SettingsError`` met; the other stores are still flushed.
+    public static func flushAll() async throws(SettingsError) {
+        var first: SettingsError?
+        for store in PendingSaves.all() {
+            do {
+                try await store.flush()
+            } catch {
+                if first == nil { first = error }
+            }
+        }
+        if let first { throw first }
+    }
+
+    // MARK: Status
+
+    /// The problem found when the file was loaded: malformed or unusable, or moved aside since.
     /// `nil` when it loaded cleanly or did not exist.
     public nonisolated var loadError: SettingsError? {
-        file?.state.locked { $0.loadError }
+        guard persistence != nil else { return nil }
+        ensureLoaded()
+        return status.locked { $0.loadError }
     }
 
     /// Counters and findings of the store's file persistence.
     public struct PersistenceStatus: Hashable, Sendable {
         /// Files written by this process (each a whole, atomic, durable replacement).
-        public var fileWrites: Int
+        public var fileWrites: Int = 0
         /// Times the file was reloaded after a change made elsewhere.
-        public var reloads: Int
+        public var reloads: Int = 0
         /// Where a malformed file was moved, if it was.
         public var movedAside: URL?
         /// Changes not yet written.
-        public var hasUnsavedChanges: Bool
+        public var hasUnsavedChanges: Bool = false
+        /// The last save that failed (cleared by the next one that succeeds).
+        public var lastSaveError: SettingsError?
+        /// The problem found when the file was loaded.
+        var loadError: SettingsError?
+        /// The format the file is written in.
+        var format: PlistFormat
+
+        init(format: PlistFormat) {
+            self.format = format
+        }
     }
 
-    /// What the store's persistence has done so far.
+    /// What the store's persistence has done so far. Reading it never waits for the disk.
     ///
     /// ```swift
     /// store.persistenceStatus.fileWrites    // 1 after a burst of 10,000 writes and a flush
     /// ```
     public nonisolated var persistenceStatus: PersistenceStatus {
-        let unsaved = state.locked { !$0.dirty.isEmpty }
-        let file = file?.state.locked { ($0.writes, $0.reloads, $0.movedAside) }
-        return PersistenceStatus(fileWrites: file?.0 ?? 0, reloads: file?.1 ?? 0, movedAside: file?.2, hasUnsavedChanges: unsaved)
+        let unsaved = storage.locked { !$0.dirty.isEmpty }
+        var result = status.locked { $0 }
+        result.hasUnsavedChanges = unsaved
+        return result
     }
 
-    // MARK: Internals
+    /// Receives this store's diagnostics (a malformed or unusable file, a failed autosave, a
+    /// stored value of the wrong type); `nil`, the default, sends them to the process-wide
+    /// ``SettingsDiagnostics/handler``. It is called with no lock held, so it may read and write
+    /// the store.
+    ///
+    /// ```swift
+    /// store.diagnosticsHandler = { diagnostic in logger.warning("\(diagnostic.message)") }
+    /// ```
+    public nonisolated var diagnosticsHandler: (@Sendable (SettingsDiagnostic) -> Void)? {
+        get { diagnosticsHandlerBox.locked { $0 } }
+        set { diagnosticsHandlerBox.locked { $0 = newValue } }
+    }
 
-    /// Saves pending changes now, on the calling thread.
-    nonisolated func saveNow() throws(SettingsError) {
+    /// Sends `diagnostic` to this store's handler, or the process-wide one (never call it with a
+    /// lock held).
+    nonisolated func report(_ diagnostic: SettingsDiagnostic) {
+        if let handler = diagnosticsHandlerBox.locked({ $0 }) {
+            handler(diagnostic)
+        } else {
+            SettingsDiagnostics.report(diagnostic)
+        }
+    }
+}
+
+// MARK: - Internals, on the store's executor
+
+/// The result of one save attempt, without the announcement (already delivered).
+enum SaveResult: Sendable {
+    case nothing, busy, saved
+    case settling(Duration)
+}
+
+/// What the autosave of a store is doing.
+struct AutosaveState {
+    /// Whether the current run of failures was reported (a failure is reported once, until a save succeeds).
+    var failureReported = false
+    /// Whether waiting for another process's lock was reported in the current run.
+    var lockReported = false
+}
+
+/// The bound on how long a flush waits for another process.
+struct Deadline {
+    let start = ContinuousClock.now
+    let limit: Duration
+    let path: String
+
+    init(_ store: SettingsStore) {
+        limit = (store.persistence?.lockTimeout ?? .seconds(2)) + (store.persistence?.settleDelay ?? .zero) * 2
+        path = store.url?.path ?? "?"
+    }
+
+    func check(lockedBy lock: String?) throws(SettingsError) {
+        guard ContinuousClock.now - start > limit else { return }
+        if let lock {
+            throw SettingsError(.fileLocked, path: path, detail: "another process held the lock \(lock) for longer than \(limit); not saved, the changes are kept and saved later")
+        }
+        throw SettingsError(.invalidFile, path: path, detail: "the file kept changing into something malformed for longer than \(limit); not saved, the changes are kept")
+    }
+}
+
+extension SettingsFile {
+    /// The lock file beside the settings file at `path` (through symbolic links).
+    static func lockPath(for path: String) -> String {
+        let parts = PathParts(POSIXFile.resolvingLinks(path))
+        return parts.directory + "/." + parts.name + ".lock"
+    }
+}
+
+/// Sleeps the calling thread (only where blocking is allowed: synchronous flushes).
+private func pauseThread(for duration: Duration) {
+    let (seconds, attoseconds) = duration.components
+    var request = timespec(tv_sec: Int(seconds), tv_nsec: Int(attoseconds / 1_000_000_000))
+    var remaining = timespec()
+    while nanosleep(&request, &remaining) != 0 && errno == EINTR { request = remaining }
+}
+
+extension SettingsStore.State {
+    /// Records a changed user key and, when the store just gained unsaved changes, keeps it alive
+    /// (in ``PendingSaves``) until they are saved.
+    mutating func markDirtyKeepingAlive(_ key: SettingsKey, store: SettingsStore) {
+        if markDirty(key) { PendingSaves.add(store) }
+    }
+}
+
+extension SettingsStore {
+    /// Reads the file at first use, on the store's executor; the caller waits (once).
+    nonisolated func loadFile() {
+        guard persistence != nil else { return }
+        onExecutor { store in store.loadIfNeeded() }
+    }
+
+    /// Runs `body` isolated to the store on its executor thread and waits for it (inline when
+    /// already there).
+    nonisolated func onExecutor<T: Sendable, E: Error>(
+        _ body: @escaping @Sendable (isolated SettingsStore) throws(E) -> T
+    ) throws(E) -> T {
+        let result: Result<T, E> = PersistenceExecutor.shared.run {
+            self.assumeIsolated { store in Result { () throws(E) -> T in try body(store) } }
+        }
+        return try result.get()
+    }
+
+    /// Loads the file if that was not done yet (isolated form of ``ensureLoaded()``).
+    func loadIfNeeded() {
+        guard !loaded.load(ordering: .acquiring), var file else { return }
+        let values = file.load()
+        let diagnostics = file.diagnostics
+        file.diagnostics = []
+        self.file = file
+        storage.locked { s in
+            s.modify(.user) { $0 = values }
+            s.tracksChanges = true
+            s.autosaves = persistence?.autosaveDelay != nil
+        }
+        publishStatus()
+        generationCounter.add(1, ordering: .releasing)
+        loaded.store(true, ordering: .releasing)
+        diagnostics.forEach(report)
+        startWatchingSoon()
+    }
+
+    /// Copies the file's findings where ``persistenceStatus`` reads them without waiting.
+    func publishStatus(saveError: SettingsError?? = nil) {
         guard let file else { return }
-        let announcement = try file.save(
-            snapshot: {
-                state.locked { s in
-                    defer { s.dirty.removeAll(keepingCapacity: true) }
-                    return (s[.user], s.dirty)
-                }
-            },
-            restore: { keys in state.locked { s in s.dirty.insert(contentsOf: keys, at: 0) } },
-            reconcile: { contents in adopt(contents) }
-        )
-        (announcement ?? nil)?.deliver(in: self)
+        status.locked { s in
+            s.fileWrites = file.writes
+            s.reloads = file.reloads
+            s.movedAside = file.movedAside
+            s.loadError = file.loadError
+            s.format = file.format
+            if let saveError { s.lastSaveError = saveError }
+        }
+    }
+
+    /// Delivers what the file collected, now that no lock is held.
+    func deliverFileDiagnostics() {
+        guard let pending = file?.diagnostics, !pending.isEmpty else { return }
+        file?.diagnostics = []
+        pending.forEach(report)
+    }
+
+    /// One save attempt: saves pending changes if the lock is free and the file is usable.
+    func saveOnce() throws(SettingsError) -> SaveResult {
+        loadIfNeeded()
+        guard var file else { return .nothing }
+        let hasChanges = storage.locked { !$0.dirty.isEmpty }
+        let step: SettingsFile.SaveStep<Announcement?>
+        do {
+            step = try file.save(
+                hasChanges: hasChanges,
+                snapshot: { storage.locked { s in (s[.user], s.takeDirty()) } },
+                restore: { keys in storage.locked { s in s.restoreDirty(keys) } },
+                reconcile: { contents in adopt(contents) }
+            )
+        } catch {
+            self.file = file
+            publishStatus(saveError: .some(error))
+            deliverFileDiagnostics()
+            throw error
+        }
+        self.file = file
+        switch step {
+        case .nothing:
+            releaseIfClean()
+            return .nothing
+        case .busy:
+            return .busy
+        case .settling(let wait):
+            deliverFileDiagnostics()
+            return .settling(wait)
+        case .saved(let announcement):
+            publishStatus(saveError: .some(nil))
+            releaseIfClean()
+            deliverFileDiagnostics()
+            announcement?.deliver(in: self)
+            return .saved
+        }
+    }
+
+    /// Lets the store go from ``PendingSaves`` when it has no unsaved changes.
+    nonisolated func releaseIfClean() {
+        storage.locked { s in
+            guard s.pending, s.dirty.isEmpty else { return }
+            s.pending = false
+            PendingSaves.remove(self)
+        }
     }
 
     /// Starts a save after the autosave delay (once per burst of changes).
     nonisolated func scheduleSave() {
-        guard let delay = autosaveDelay else { return }
-        Task { [weak self] in
-            try? await Task.sleep(for: delay)
-            guard let self else { return }
-            state.locked { $0.saveScheduled = false }
+        guard persistence?.autosaveDelay != nil else { return }
+        Task { await self.runAutosave() }  // holds the store until its changes are saved
+    }
+
+    /// Waits for the autosave delay, then saves; retries with backoff while the lock is busy or
+    /// the save fails, reporting a failure once; ends when nothing is left to save.
+    func runAutosave() async {
+        guard let options = persistence, let delay = options.autosaveDelay else { return }
+        try? await Task.sleep(for: delay)
+        var backoff = Duration.milliseconds(100)
+        var busySince: ContinuousClock.Instant?
+        while true {
+            var pause = delay
             do {
-                try saveNow()
+                switch try saveOnce() {
+                case .nothing, .saved:
+                    autosave = AutosaveState()
+                    busySince = nil
+                    backoff = .milliseconds(100)
+                    let done = storage.locked { s -> Bool in
+                        guard s.dirty.isEmpty else { return false }
+                        s.saveScheduled = false
+                        return true
+                    }
+                    if done { return }
+                case .busy:
+                    let since = busySince ?? ContinuousClock.now
+                    busySince = since
+                    if !autosave.lockReported, ContinuousClock.now - since > options.lockTimeout {
+                        autosave.lockReported = true
+                        report(SettingsDiagnostic(.fileError, "\(url?.path ?? "?"): another process has held the lock \(file?.target.lock ?? "?") for more than \(options.lockTimeout); the changes are kept and saving is retried"))
+                    }
+                    pause = min(backoff, .milliseconds(200))
+                    backoff = min(backoff * 2, .seconds(5))
+                case .settling(let wait):
+                    pause = wait
+                }
             } catch {
-                SettingsDiagnostics.report(SettingsDiagnostic(.fileError, "\(error)"))
+                if !autosave.failureReported {
+                    autosave.failureReported = true
+                    report(SettingsDiagnostic(.fileError, "\(error); retrying"))
+                }
+                pause = backoff
+                backoff = min(backoff * 2, .seconds(5))
             }
+            try? await Task.sleep(for: pause)
         }
     }
 
     /// Looks at the file and, when another process or a person changed it, reloads it and
     /// announces the keys whose effective values changed. Called by the file watcher.
-    nonisolated func reloadIfChanged() {
-        guard let file else { return }
-        (file.reloadIfChanged(reconcile: { adopt($0) }) ?? nil)?.deliver(in: self, origin: .externalFile)
+    func reloadIfChanged() {
+        guard loaded.load(ordering: .acquiring), var file else { return }
+        let announcement = file.reloadIfChanged(reconcile: { adopt($0) })
+        self.file = file
+        publishStatus()
+        deliverFileDiagnostics()
+        (announcement ?? nil)?.deliver(in: self, origin: .externalFile)
+    }
+
+    /// Starts watching the file for changes made elsewhere a moment after it was loaded: a
+    /// program that reads a value and exits never pays for a watch (an inotify instance makes
+    /// the kernel wait several milliseconds at exit). Changes made before the watch starts are
+    /// found when it does.
+    func startWatchingSoon() {
+        guard let mode = persistence?.externalChanges, mode != .ignored else { return }
+        Task { [weak self] in
+            try? await Task.sleep(for: .milliseconds(150))
+            await self?.startWatching(mode)
+        }
+    }
+
+    func startWatching(_ mode: ExternalChanges) {
+        reloadIfChanged()
+        switch mode {
+        case .automatic:
+            guard let path = file?.target.path else { return }
+            FileWatcher.shared.watch(self, path: path, pollingInterval: .seconds(1))
+        case .polling(let interval): FileWatcher.shared.poll(self, every: interval)
+        case .ignored: break
+        }
     }
 
     /// A change to announce once the locks are released.
@@ -208,10 +564,10 @@ extension SettingsStore {
     }
 
     /// Makes the user layer what the file holds, with this process's unsaved changes on top.
-    /// Called under the file's lock; returns what to announce after it.
+    /// Returns what to announce once no lock is held.
     nonisolated func adopt(_ contents: PlistDictionary) -> Announcement? {
-        let observing = observers.isActive
-        let result = state.locked { s -> Announcement? in
+        let result = storage.locked { s -> Announcement? in
+            let observing = observers.isActive
             var user = contents
             for key in s.dirty {
                 _ = user.setValue(s[.user].value(at: key.components), at: key.components[...])
@@ -229,34 +585,38 @@ extension SettingsStore {
     }
 }
 
-/// Saves every file store's unsaved changes when the process exits normally (`exit()` or the
-/// end of `main`), so a quick program loses nothing it set. A crash or `SIGKILL` skips this:
-/// what `flush()` returned for is on disk regardless.
-enum ExitFlusher {
-    private final class WeakStore: Sendable {
-        weak let store: SettingsStore?
-        init(_ store: SettingsStore) { self.store = store }
-    }
-
-    private static let stores = Mutex<[WeakStore]>([])
+/// The file stores with unsaved changes, held strongly: a store is not freed before its changes
+/// are saved, and they are saved when the process exits normally (`exit()` or the end of
+/// `main`). A crash or `SIGKILL` skips the exit save: what `flush()` returned for is on disk
+/// regardless.
+enum PendingSaves {
+    private static let stores = Mutex<[ObjectIdentifier: SettingsStore]>([:])
     private static let installed: Void = {
-        atexit {
-            let all = ExitFlusher.stores.locked { list in list.compactMap(\.store) }
-            for store in all {
-                do {
-                    try store.saveNow()
-                } catch {
-                    SettingsDiagnostics.report(SettingsDiagnostic(.fileError, "\(error)"))
-                }
-            }
-        }
+        atexit { PendingSaves.saveAllAtExit() }
     }()
 
-    static func register(_ store: SettingsStore) {
+    static func add(_ store: SettingsStore) {
         _ = installed
-        stores.locked { list in
-            list.removeAll { $0.store == nil }
-            list.append(WeakStore(store))
+        stores.locked { $0[ObjectIdentifier(store)] = store }
+    }
+
+    static func remove(_ store: SettingsStore) {
+        let removed = stores.locked { $0.removeValue(forKey: ObjectIdentifier(store)) }
+        _ = removed  // released here, outside the lock
+    }
+
+    static func all() -> [SettingsStore] {
+        stores.locked { Array($0.values) }
+    }
+
+    /// Saves every pending store, each bounded by its lock timeout.
+    private static func saveAllAtExit() {
+        for store in all() {
+            do {
+                try store.flushNow()
+            } catch {
+                store.report(SettingsDiagnostic(.fileError, "\(error) (at exit: these changes are lost)"))
+            }
         }
     }
 }

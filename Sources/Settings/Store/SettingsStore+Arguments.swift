@@ -68,7 +68,7 @@ extension SettingsStore {
             i += 2
         }
         diagnostics += applyVolatile(assignments, describedAs: "command-line argument")
-        diagnostics.forEach(SettingsDiagnostics.report)
+        diagnostics.forEach(report)
         return diagnostics
     }
 
@@ -117,7 +117,7 @@ extension SettingsStore {
                 diagnostics.append(SettingsDiagnostic(.invalidOverride, "environment variable \(name) names an empty key component; ignored"))
                 continue
             }
-            let resolved = state.locked { s in s.matchKey(parts, pending: assignments.map(\.key)) }
+            let resolved = withState { s in s.matchKey(parts, pending: assignments.map(\.key)) }
             switch resolved {
             case .failure(let ambiguity):
                 diagnostics.append(SettingsDiagnostic(
@@ -132,7 +132,7 @@ extension SettingsStore {
             }
         }
         diagnostics += applyVolatile(assignments, describedAs: "environment variable")
-        diagnostics.forEach(SettingsDiagnostics.report)
+        diagnostics.forEach(report)
         return diagnostics
     }
 

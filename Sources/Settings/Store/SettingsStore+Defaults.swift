@@ -100,7 +100,7 @@ extension SettingsStore {
                 .missingDefault, key: key,
                 "setting '\(key.path)' (\(box.typeName)?, \(property)) has no default in code or in \(source)"))
         }
-        warnings.forEach(SettingsDiagnostics.report)
+        warnings.forEach(report)
         return warnings
     }
 

@@ -26,7 +26,7 @@ extension SettingsStore {
     ///   changed then.
     @discardableResult
     public nonisolated func migrate(with migrations: SettingsMigrations) throws(SettingsError) -> Int {
-        let source = file?.path ?? "in-memory store"
+        let source = url?.path ?? "in-memory store"
         var failure: SettingsError?
         var from = 0
         replace(.user, origin: .migration) { s in
@@ -44,7 +44,7 @@ extension SettingsStore {
             var changed: [SettingsKey] = []
             user.collectDifferingPaths(from: s[.user], prefix: [], into: &changed)
             s.modify(.user) { $0 = user }
-            for key in changed { s.markDirty(key) }
+            for key in changed { s.markDirtyKeepingAlive(key, store: self) }
         }
         if let failure { throw failure }
         return from

@@ -51,7 +51,7 @@ extension SettingsStore {
         do {
             return try decodedValue(for: key, as: Value.self) ?? defaultValue
         } catch {
-            SettingsDiagnostics.report(SettingsDiagnostic(.typeMismatch, key: key, error.description + "; using the default"))
+            report(SettingsDiagnostic(.typeMismatch, key: key, error.description + "; using the default"))
             return defaultValue
         }
     }
@@ -125,13 +125,13 @@ extension SettingsStore {
     ///
     /// - Throws: ``SettingsError/Code/typeMismatch`` when the value does not decode as `Value`.
     nonisolated func decodedValue<Value: SettingsValue>(for key: SettingsKey, as type: Value.Type) throws(SettingsError) -> Value? {
-        guard let resolved = state.locked({ $0.resolve(key) }) else { return nil }
+        guard let resolved = withState({ $0.resolve(key) }) else { return nil }
         return try Self.transformer(for: type).decode(resolved.value, key: key, source: resolved.layer)
     }
 
     /// A ``SettingsError/Code/missingKey`` error for `key` saying how far its path exists.
     nonisolated func missingKeyError(for key: SettingsKey) -> SettingsError {
-        let detail = state.locked { s in s.explainMissing(key) }
+        let detail = withState { s in s.explainMissing(key) }
         return SettingsError(.missingKey, key: key, detail: detail)
     }
 }
@@ -198,7 +198,7 @@ extension SettingsStore {
             do {
                 set(try transformer.encode(newValue), for: key.key)
             } catch {
-                SettingsDiagnostics.report(SettingsDiagnostic(
+                report(SettingsDiagnostic(
                     .typeMismatch, key: key.key,
                     "cannot store a \(transformer.typeName) under '\(key.key.path)': \(error); the value was not written"))
             }

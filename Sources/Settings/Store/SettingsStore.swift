@@ -29,22 +29,50 @@ public actor SettingsStore {
         /// (appending is cheaper than hashing on every write); see ``markDirty(_:)``.
         /// Only file-backed stores track them.
         var dirty: [SettingsKey] = []
+        /// The length at which `dirty` is next compacted: twice its length after the last
+        /// compaction (at least 4,096), so compaction costs O(1) amortised per write at any count.
+        var compactAt = 4096
         var tracksChanges = false
-        /// Whether a save is scheduled after a change (file stores with autosave on).
+        /// Whether a save is scheduled or running after a change (file stores with autosave on).
         var autosaves = false
         var saveScheduled = false
+        /// Whether the store is in ``PendingSaves`` (it has, or just had, unsaved changes).
+        var pending = false
         /// Keys read by settings, with the key path the Observation framework knows them by;
         /// writes to them are passed on to the framework's registrar.
         var tracked: [SettingsKey: any ObservedKeyPath] = [:]
 
         /// Records a changed user key; compacts the list when a long burst repeats keys.
-        mutating func markDirty(_ key: SettingsKey) {
-            guard tracksChanges else { return }
+        /// - Returns: whether the store just gained unsaved changes (it must be kept alive until
+        ///   they are saved; see ``PendingSaves``).
+        mutating func markDirty(_ key: SettingsKey) -> Bool {
+            guard tracksChanges else { return false }
             dirty.append(key)
-            if dirty.count >= 4096 {
-                var seen = Set<SettingsKey>()
+            if dirty.count >= compactAt {
+                var seen = Set<SettingsKey>(minimumCapacity: dirty.count)
                 dirty = dirty.filter { seen.insert($0).inserted }
+                compactAt = max(4096, dirty.count * 2)
             }
+            guard !pending else { return false }
+            pending = true
+            return true
+        }
+
+        /// Takes the keys changed since the last save (given back by ``restoreDirty(_:)`` when
+        /// the save fails).
+        mutating func takeDirty() -> [SettingsKey] {
+            defer {
+                dirty = []
+                compactAt = 4096
+            }
+            return dirty
+        }
+
+        /// Gives back keys taken for a save that failed, before any changed since.
+        mutating func restoreDirty(_ keys: [SettingsKey]) {
+            guard !keys.isEmpty else { return }
+            dirty = keys + dirty
+            compactAt = max(compactAt, dirty.count * 2)
         }
 
         /// Whether a save should be scheduled now: there are unsaved changes and none is pending.
@@ -92,7 +120,9 @@ public actor SettingsStore {
         }
     }
 
-    nonisolated let state: Mutex<State>
+    /// The layers and the bookkeeping of writes, behind the lock every read and write takes
+    /// briefly. Use ``withState(_:)``, which loads a file store's file first.
+    nonisolated let storage: Mutex<State>
     /// Who is told about changes, and the queue their callbacks go through.
     nonisolated let observers = SettingsObservers()
     /// The Observation framework's registrar: settings report reads to it, changes reach it
@@ -103,15 +133,30 @@ public actor SettingsStore {
 
     /// The file the user layer is kept in, or `nil` for an in-memory store.
     public nonisolated let url: URL?
-    /// The user's file, for file stores.
-    nonisolated let file: SettingsFile?
-    /// How long after a change the file is saved (`nil`: only on ``flush()``).
-    nonisolated let autosaveDelay: Duration?
-    private nonisolated let initialFormat: PlistFormat
+    /// How the file is kept: timings and limits (file stores only).
+    nonisolated let persistence: PersistenceOptions?
+    /// The user's file, for file stores: loaded, saved and reloaded only on the store's executor.
+    var file: SettingsFile?
+    /// Whether the file was read (always `true` for in-memory stores). File stores read their
+    /// file at first use, so creating one (``shared`` as a default argument, say) costs nothing.
+    nonisolated let loaded: Atomic<Bool>
+    /// What the store's persistence has found and done, readable without waiting for it.
+    nonisolated let status: Mutex<PersistenceStatus>
+    /// This store's diagnostics handler (`nil`: the process-wide ``SettingsDiagnostics/handler``).
+    nonisolated let diagnosticsHandlerBox = Mutex<(@Sendable (SettingsDiagnostic) -> Void)?>(nil)
+    /// Persistence work owned by the store's executor.
+    var autosave = AutosaveState()
+
+    /// Every store runs its persistence on the package's own thread, never on Swift's
+    /// cooperative pool (see ``PersistenceExecutor``).
+    public nonisolated var unownedExecutor: UnownedSerialExecutor {
+        PersistenceExecutor.shared.asUnownedSerialExecutor()
+    }
 
     /// The format the file is written in: an existing file's own, else the one asked for.
     public nonisolated var format: PlistFormat {
-        file?.state.locked { $0.format } ?? initialFormat
+        ensureLoaded()
+        return status.locked { $0.format }
     }
 
     /// Creates a store.
@@ -119,14 +164,15 @@ public actor SettingsStore {
     /// - Parameters:
     ///   - url: the user layer's file, or `nil` to keep everything in memory.
     ///   - format: the file format for new files (an existing file keeps its own).
-    ///   - autosaveDelay: how long after a change the file is saved, or `nil` for never
-    ///     (only on ``flush()``).
-    init(url: URL?, format: PlistFormat, autosaveDelay: Duration? = nil) {
+    ///   - persistence: how the file is kept (file stores).
+    init(url: URL?, format: PlistFormat, persistence: PersistenceOptions? = nil) {
         self.url = url
-        self.initialFormat = format
-        self.file = url.map { SettingsFile(url: $0, format: format) }
-        self.autosaveDelay = autosaveDelay
-        self.state = Mutex(State())
+        let options = url == nil ? nil : (persistence ?? PersistenceOptions())
+        self.persistence = options
+        self.file = url.flatMap { url in options.map { SettingsFile(url: url, format: format, options: $0) } }
+        self.storage = Mutex(State())
+        self.loaded = Atomic(url == nil)
+        self.status = Mutex(PersistenceStatus(format: format))
     }
 
     /// A store that keeps everything in memory: for tests and previews.
@@ -138,8 +184,20 @@ public actor SettingsStore {
     /// - Parameter values: initial values of the user layer.
     public static func inMemory(_ values: PlistDictionary = [:]) -> SettingsStore {
         let store = SettingsStore(url: nil, format: .xml)
-        store.state.locked { s in s.modify(.user) { $0 = values } }
+        store.storage.locked { s in s.modify(.user) { $0 = values } }
         return store
+    }
+
+    /// Runs `body` with the store's state locked, after loading a file store's file if this is
+    /// its first use. Never call it with a lock held that the store's executor might need.
+    nonisolated func withState<R>(_ body: (inout State) -> R) -> R {
+        ensureLoaded()
+        return storage.locked { (s: inout State) -> R in body(&s) }
+    }
+
+    /// Loads a file store's file at its first use (once; later calls are one atomic load).
+    @inline(__always) nonisolated func ensureLoaded() {
+        if !loaded.load(ordering: .acquiring) { loadFile() }
     }
 
     /// The change counter: different whenever any layer changed since it was last read.
@@ -151,7 +209,7 @@ public actor SettingsStore {
     ///
     /// - Parameter key: the key path, e.g. `"Network/timeout"`.
     public nonisolated func value(for key: SettingsKey) -> PlistValue? {
-        state.locked { $0.resolve(key)?.value }
+        withState { $0.resolve(key)?.value }
     }
 
     /// The layer the effective value for `key` comes from, or `nil` when no layer has it.
@@ -162,7 +220,7 @@ public actor SettingsStore {
     ///
     /// - Parameter key: the key path.
     public nonisolated func source(of key: SettingsKey) -> SettingsLayer? {
-        state.locked { $0.resolve(key)?.layer }
+        withState { $0.resolve(key)?.layer }
     }
 
     /// The value for `key` in one layer only.
@@ -171,19 +229,19 @@ public actor SettingsStore {
     ///   - key: the key path.
     ///   - layer: the layer to look in.
     public nonisolated func value(for key: SettingsKey, in layer: SettingsLayer) -> PlistValue? {
-        state.locked { $0[layer].value(at: key.components) }
+        withState { $0[layer].value(at: key.components) }
     }
 
     /// The whole of one layer.
     ///
     /// - Parameter layer: the layer.
     public nonisolated func contents(of layer: SettingsLayer) -> PlistDictionary {
-        state.locked { $0[layer] }
+        withState { $0[layer] }
     }
 
     /// Every layer merged: what reads see, as one dictionary.
     public nonisolated var effectiveValues: PlistDictionary {
-        state.locked { s in
+        withState { s in
             SettingsLayer.allCases.reversed().reduce(PlistDictionary()) { lower, layer in s[layer].merged(over: lower) }
         }
     }
@@ -221,7 +279,7 @@ public actor SettingsStore {
     /// Removes every value of the user layer (Palau's `clear()` for the whole store).
     public nonisolated func removeAllUserValues() {
         replace(.user, origin: .write) { s in
-            for key in s[.user].keys { s.markDirty(SettingsKey(components: [key])) }
+            for key in s[.user].keys { s.markDirtyKeepingAlive(SettingsKey(components: [key]), store: self) }
             s.modify(.user) { $0 = PlistDictionary() }
         }
     }
@@ -261,16 +319,18 @@ public actor SettingsStore {
     ///   - origin: what the change is announced as.
     ///   - body: changes the state; it runs under the store's lock.
     nonisolated func replace(_ layer: SettingsLayer, origin: SettingsChange.Origin, _ body: (inout State) -> Void) {
-        let observing = observers.isActive
-        let (changed, keyPaths, save) = state.locked { s -> ([SettingsKey], TrackedKeyPaths, Bool) in
+        let (changed, keyPaths, save, observing) = withState { s -> ([SettingsKey], TrackedKeyPaths, Bool, Bool) in
+            // Read under the lock: an observer registering now either sees this change in its
+            // initial value or is counted here (see ``SettingsObservers/add(key:current:onValue:)``).
+            let observing = observers.isActive
             guard observing || !s.tracked.isEmpty else {
                 body(&s)
-                return ([], TrackedKeyPaths(), s.takeSaveRequest())
+                return ([], TrackedKeyPaths(), s.takeSaveRequest(), false)
             }
             let before = s
             body(&s)
             let changed = s.effectiveChanges(from: before, in: layer)
-            return (changed, s.trackedKeyPaths(for: .keys(changed), writing: SettingsKey(components: [])), s.takeSaveRequest())
+            return (changed, s.trackedKeyPaths(for: .keys(changed), writing: SettingsKey(components: [])), s.takeSaveRequest(), observing)
         }
         generationCounter.add(1, ordering: .releasing)
         if save { scheduleSave() }
@@ -281,22 +341,22 @@ public actor SettingsStore {
     /// The one single-key write path: changes one key of one layer, bumps the generation, and
     /// announces the change when the key's effective value changed.
     nonisolated func change(_ layer: SettingsLayer, key: SettingsKey, to value: PlistValue?) {
-        let observing = observers.isActive
-        let outcome = state.locked { s -> (effect: WriteEffect, keyPaths: TrackedKeyPaths, save: Bool)? in
+        let outcome = withState { s -> (effect: WriteEffect, keyPaths: TrackedKeyPaths, save: Bool, observing: Bool)? in
+            let observing = observers.isActive  // under the lock: see replace(_:origin:_:)
             let watched = observing || !s.tracked.isEmpty
             guard let effect = s.write(value, at: key, in: layer, comparing: watched) else { return nil }
             var save = false
             if layer == .user {
-                s.markDirty(key)
+                s.markDirtyKeepingAlive(key, store: self)
                 save = s.takeSaveRequest()
             }
-            return (effect, s.trackedKeyPaths(for: effect, writing: key), save)
+            return (effect, s.trackedKeyPaths(for: effect, writing: key), save, observing)
         }
         guard let outcome else { return }
         generationCounter.add(1, ordering: .releasing)
         if outcome.save { scheduleSave() }
         announce(outcome.keyPaths)
-        if observing { publish(outcome.effect.keys(writing: key), origin: SettingsChange.Origin(layer)) }
+        if outcome.observing { publish(outcome.effect.keys(writing: key), origin: SettingsChange.Origin(layer)) }
     }
 
     /// Tells the Observation framework that tracked keys changed (never with a lock held: its
@@ -314,7 +374,7 @@ public actor SettingsStore {
     /// Delivers a change to the observers (never called with a lock held).
     nonisolated func publish(_ keys: [SettingsKey], origin: SettingsChange.Origin) {
         observers.publish(keys, origin: origin) { keys in
-            state.locked { s in keys.map { s.resolve($0) } }
+            storage.locked { s in keys.map { s.resolve($0) } }
         }
     }
 }

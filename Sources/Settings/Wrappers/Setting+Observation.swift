@@ -77,7 +77,8 @@ extension SettingsStore {
         of key: SettingsKey,
         layered handler: @escaping @Sendable (_ old: SettingsObservers.Resolved?, _ new: SettingsObservers.Resolved?) -> Void
     ) -> SettingsObservation {
-        let id = observers.add(key: key, current: { state.locked { $0.resolve(key) } }, onValue: handler)
+        ensureLoaded()  // before the observers' lock: loading may report to handlers that observe
+        let id = observers.add(key: key, current: { storage.locked { $0.resolve(key) } }, onValue: handler)
         return SettingsObservation { [observers] in observers.remove(id) }
     }
 }

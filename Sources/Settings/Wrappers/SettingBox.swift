@@ -188,7 +188,7 @@ final class SettingBox<Value: Sendable>: AnySettingBox {
         let key = requireKey(boundKey)
         // Read the generation before the value: a change racing with us leaves the cache stale-marked.
         let generation = store.generation
-        let resolved = store.state.locked { $0.resolve(key) }
+        let resolved = store.withState { $0.resolve(key) }
         let value = conversion.read(resolved?.value, key, resolved?.layer)
         let observed = state.locked { s in s.observed } ?? store.observationKeyPath(for: key)
         state.locked { s in
