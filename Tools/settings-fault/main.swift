@@ -3,6 +3,8 @@
 //   settings-fault crash-writer FILE           sets keys and flushes in a loop, printing each
 //                                              counter value whose flush() returned; killed by the test
 //   settings-fault writer FILE PREFIX COUNT    COUNT writes of distinct keys PREFIX-0..., each flushed
+//   settings-fault forget-and-exit FILE COUNT  COUNT stores on FILE, each set one key and was dropped
+//                                              at once; then exit(0) without a flush
 //   settings-fault defaults-writer SUITE PREFIX COUNT
 //                                              the same through UserDefaults(suiteName:) + synchronize()
 import Foundation
@@ -49,6 +51,14 @@ case "writer":
             fail("\(error)")
         }
     }
+case "forget-and-exit":
+    guard args.count == 2, let count = Int(args[1]) else { fail("usage: settings-fault forget-and-exit FILE COUNT") }
+    func writeAndForget(_ i: Int) {
+        let store = SettingsStore.file(URL(filePath: args[0]), autosaveDelay: .seconds(60), externalChanges: .ignored)
+        store[SettingsKey("k\(i)")] = .integer(PlistInteger(Int64(i)))
+    }
+    for i in 0..<count { writeAndForget(i) }
+    exit(0)
 case "defaults-writer":
     guard args.count == 3, let count = Int(args[2]) else { fail("usage: settings-fault defaults-writer SUITE PREFIX COUNT") }
     guard let defaults = UserDefaults(suiteName: args[0]) else { fail("no suite \(args[0])") }

@@ -347,7 +347,10 @@ struct SettingsFile {
     /// reported once and ignored until it changes again (the values in memory stay).
     mutating func reloadIfChanged<R>(reconcile: (PlistDictionary) -> R) -> R? {
         let target = self.target.path
-        guard let current = try? POSIXFile.identity(of: target) else {
+        let current: POSIXFile.Identity?
+        do {
+            current = try POSIXFile.identity(of: target)
+        } catch {
             return nil  // unexaminable for now: look again next time
         }
         if current == known { return nil }
@@ -375,7 +378,7 @@ struct SettingsFile {
             }
             return nil
         case .unusable(var problem):
-            if reported != current {
+            if let current, reported != current {
                 reported = current
                 problem.append(detail: "changed on disk but cannot be used; keeping the values in memory")
                 diagnostics.append(SettingsDiagnostic(.fileError, problem.description))

@@ -80,7 +80,11 @@ extension SettingsStore {
     ///
     /// - Parameter application: the application (or domain) name.
     public static func defaultFileURL(application: String) -> URL {
-        let environment = ProcessInfo.processInfo.environment
+        defaultFileURL(application: application, environment: ProcessInfo.processInfo.environment)
+    }
+
+    /// ``defaultFileURL(application:)`` for a given environment (an empty variable counts as unset).
+    static func defaultFileURL(application: String, environment: [String: String]) -> URL {
         let base: URL
         if let xdg = environment["XDG_CONFIG_HOME"], xdg.hasPrefix("/") {
             base = URL(filePath: xdg, directoryHint: .isDirectory)
@@ -256,6 +260,8 @@ extension SettingsStore {
         public var hasUnsavedChanges: Bool = false
         /// The last save that failed (cleared by the next one that succeeds).
         public var lastSaveError: SettingsError?
+        /// Whether a save is waiting for a malformed file to settle before moving it aside.
+        public var waitingForFileToSettle: Bool = false
         /// The problem found when the file was loaded.
         var loadError: SettingsError?
         /// The format the file is written in.
@@ -276,6 +282,27 @@ extension SettingsStore {
         var result = status.locked { $0 }
         result.hasUnsavedChanges = unsaved
         return result
+    }
+
+    /// The persistence status after every save, failed save, reload and move-aside, as an
+    /// asynchronous sequence (for a "saved" indicator, or to wait for a save in tests).
+    ///
+    /// ```swift
+    /// for await status in store.persistenceUpdates where status.lastSaveError != nil {
+    ///     showBanner("Settings could not be saved")
+    /// }
+    /// ```
+    public nonisolated var persistenceUpdates: AsyncStream<PersistenceStatus> {
+        let (stream, continuation) = AsyncStream.makeStream(of: PersistenceStatus.self, bufferingPolicy: .bufferingNewest(64))
+        let id = statusListeners.locked { l in
+            defer { l.next += 1 }
+            l.continuations[l.next] = continuation
+            return l.next
+        }
+        continuation.onTermination = { [weak self] _ in
+            _ = self?.statusListeners.locked { $0.continuations.removeValue(forKey: id) }
+        }
+        return stream
     }
 
     /// Receives this store's diagnostics (a malformed or unusable file, a failed autosave, a
@@ -308,6 +335,12 @@ extension SettingsStore {
 enum SaveResult: Sendable {
     case nothing, busy, saved
     case settling(Duration)
+}
+
+/// The continuations of ``SettingsStore/persistenceUpdates``.
+struct StatusListeners: Sendable {
+    var continuations: [Int: AsyncStream<SettingsStore.PersistenceStatus>.Continuation] = [:]
+    var next = 0
 }
 
 /// What the autosave of a store is doing.
@@ -400,16 +433,22 @@ extension SettingsStore {
     }
 
     /// Copies the file's findings where ``persistenceStatus`` reads them without waiting.
-    func publishStatus(saveError: SettingsError?? = nil) {
+    func publishStatus(saveError: SettingsError?? = nil, settling: Bool = false) {
         guard let file else { return }
-        status.locked { s in
+        var current = status.locked { s in
             s.fileWrites = file.writes
             s.reloads = file.reloads
             s.movedAside = file.movedAside
             s.loadError = file.loadError
             s.format = file.format
+            s.waitingForFileToSettle = settling
             if let saveError { s.lastSaveError = saveError }
+            return s
         }
+        let listeners = statusListeners.locked { Array($0.continuations.values) }
+        guard !listeners.isEmpty else { return }
+        current.hasUnsavedChanges = storage.locked { !$0.dirty.isEmpty }
+        for listener in listeners { listener.yield(current) }
     }
 
     /// Delivers what the file collected, now that no lock is held.
@@ -446,6 +485,7 @@ extension SettingsStore {
         case .busy:
             return .busy
         case .settling(let wait):
+            publishStatus(settling: true)
             deliverFileDiagnostics()
             return .settling(wait)
         case .saved(let announcement):

@@ -144,6 +144,8 @@ public actor SettingsStore {
     nonisolated let status: Mutex<PersistenceStatus>
     /// This store's diagnostics handler (`nil`: the process-wide ``SettingsDiagnostics/handler``).
     nonisolated let diagnosticsHandlerBox = Mutex<(@Sendable (SettingsDiagnostic) -> Void)?>(nil)
+    /// Who listens to ``persistenceUpdates``.
+    nonisolated let statusListeners = Mutex(StatusListeners())
     /// Persistence work owned by the store's executor.
     var autosave = AutosaveState()
 
