@@ -136,26 +136,6 @@ extension SettingsStore {
     }
 }
 
-extension SettingsStore.State {
-    /// Why `key` has no value, for a key in a namespace: the first step of its path that is
-    /// missing or not a dictionary. `nil` for a top-level key (nothing more to say).
-    func explainMissing(_ key: SettingsKey) -> String? {
-        guard let namespace = key.parent else { return nil }
-        let components = key.components
-        for depth in 1..<components.count {
-            let prefix = SettingsKey(components: Array(components.prefix(depth)))
-            guard let (value, layer) = resolve(prefix) else {
-                guard let parent = prefix.parent else { return "there is no namespace '\(prefix.path)'" }
-                return "namespace '\(parent.path)' has no dictionary '\(SettingsKey.escape(components[depth - 1]))'"
-            }
-            guard case .dictionary = value else {
-                return "'\(prefix.path)' is \(value.typeNameWithArticle) from \(layer.name), not a namespace"
-            }
-        }
-        return "namespace '\(namespace.path)' has no key '\(SettingsKey.escape(components[components.count - 1]))'"
-    }
-}
-
 // MARK: - Typed keys
 
 extension SettingsStore {

@@ -23,8 +23,8 @@ public import Observation
 public actor SettingsStore {
     /// Everything behind the lock.
     struct State: Sendable {
-        /// One dictionary per ``SettingsLayer``, indexed by its raw value.
-        var layers = [PlistDictionary](repeating: PlistDictionary(), count: SettingsLayer.allCases.count)
+        /// The layers' values and the rules that combine them.
+        var layers = SettingsLayers()
         /// Keys of the user layer changed since the last save, in order, possibly repeated
         /// (appending is cheaper than hashing on every write); see ``markDirty(_:)``.
         /// Only file-backed stores track them.
@@ -85,38 +85,35 @@ public actor SettingsStore {
         /// The key paths whose effective value differs from `before`'s, given that only `layer`
         /// changed between the two states.
         func effectiveChanges(from before: State, in layer: SettingsLayer) -> [SettingsKey] {
-            var candidates: [SettingsKey] = []
-            self[layer].collectDifferingPaths(from: before[layer], prefix: [], into: &candidates)
-            return candidates.filter { before.resolve($0)?.value != resolve($0)?.value }
+            layers.effectiveChanges(from: before.layers, in: layer)
         }
 
         /// One layer's dictionary (read-only; change it with ``modify(_:_:)``).
-        subscript(layer: SettingsLayer) -> PlistDictionary { layers[layer.rawValue] }
+        subscript(layer: SettingsLayer) -> PlistDictionary { layers[layer] }
 
         /// Changes one layer in place (no copy of the layer's storage).
         mutating func modify<R>(_ layer: SettingsLayer, _ body: (inout PlistDictionary) -> R) -> R {
-            body(&layers[layer.rawValue])
+            layers.modify(layer, body)
         }
 
-        /// The effective value and its layer. A dictionary is merged with the dictionaries at the
-        /// same key in lower layers, so a namespace read shows every key visible under it.
+        /// The effective value and its layer (see ``SettingsLayers/resolve(_:)``).
         func resolve(_ key: SettingsKey) -> (value: PlistValue, layer: SettingsLayer)? {
-            resolve(key, from: .volatile)
+            layers.resolve(key)
         }
 
         /// The effective value as if the layers above `first` were empty.
         func resolve(_ key: SettingsKey, from first: SettingsLayer) -> (value: PlistValue, layer: SettingsLayer)? {
-            for layer in SettingsLayer.allCases where layer >= first {
-                guard let value = layers[layer.rawValue].value(at: key.components) else { continue }
-                guard case .dictionary(var merged) = value else { return (value, layer) }
-                for lower in SettingsLayer.allCases where lower > layer {
-                    if case .dictionary(let below)? = layers[lower.rawValue].value(at: key.components) {
-                        merged = merged.merged(over: below)
-                    }
-                }
-                return (.dictionary(merged), layer)
-            }
-            return nil
+            layers.resolve(key, from: first)
+        }
+
+        /// Writes (or with `nil` removes) one key of one layer (see ``SettingsLayers/write(_:at:in:comparing:)``).
+        mutating func write(_ value: PlistValue?, at key: SettingsKey, in layer: SettingsLayer, comparing: Bool) -> WriteEffect? {
+            layers.write(value, at: key, in: layer, comparing: comparing)
+        }
+
+        /// Why `key` has no value (see ``SettingsLayers/explainMissing(_:)``).
+        func explainMissing(_ key: SettingsKey) -> String? {
+            layers.explainMissing(key)
         }
     }
 
@@ -243,9 +240,7 @@ public actor SettingsStore {
 
     /// Every layer merged: what reads see, as one dictionary.
     public nonisolated var effectiveValues: PlistDictionary {
-        withState { s in
-            SettingsLayer.allCases.reversed().reduce(PlistDictionary()) { lower, layer in s[layer].merged(over: lower) }
-        }
+        withState { $0.layers.effectiveValues }
     }
 
     /// The effective value for `key`, untyped: `nil` when no layer has it. Setting writes the
