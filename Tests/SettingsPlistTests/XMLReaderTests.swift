@@ -52,7 +52,7 @@ private func data(_ bytes: [UInt8]) -> PlistValue { .data(Data(bytes)) }
 /// The conformance corpus cases of the XML reader's categories, with their expected outcomes.
 @Suite("XML reader: conformance corpus")
 struct XMLReaderCorpusTests {
-    static let corpus = "/work/shared/conformance/corpus/public"
+    static let corpus = ConformanceCorpus.root
     static let categories = ["xml-syntax", "xml-malformed", "scalars", "integers", "reals", "dates", "data",
                              "dicts", "unicode", "nesting", "empty", "realworld", "writers"]
 

@@ -77,13 +77,13 @@ import Testing
         #expect(try xml(value) == Self.writtenByCoreFoundation)
     }
 
-    @Test(.enabled(if: FileManager.default.fileExists(atPath: corpusFile)))
+    @Test
     func inlineCopyIsTheCorpusFile() throws {
         let bytes = try #require(FileManager.default.contents(atPath: Self.corpusFile))
         #expect(String(decoding: bytes, as: UTF8.self) == Self.writtenByCoreFoundation)
     }
 
-    static let corpusFile = "/work/shared/conformance/corpus/public/writers/xml_written_by_cf.plist"
+    static let corpusFile = ConformanceCorpus.root + "/writers/xml_written_by_cf.plist"
 
     /// Layout of every kind of value, as Foundation on Linux lays it out (its
     /// PropertyListSerialization for data, dates, escapes, extreme integers, deep data lines;
