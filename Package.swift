@@ -17,6 +17,8 @@ let package = Package(
         .executable(name: "SettingsExample", targets: ["SettingsExample"]),
         .executable(name: "settings-bench", targets: ["settings-bench"]),
         .executable(name: "settings-fault", targets: ["settings-fault"]),
+        .executable(name: "settings-startup", targets: ["settings-startup"]),
+        .executable(name: "empty-program", targets: ["empty-program"]),
     ],
     targets: [
         .target(name: "SettingsPlist", swiftSettings: upcoming),
@@ -34,6 +36,13 @@ let package = Package(
             path: "Benchmarks/settings-bench",
             swiftSettings: upcoming
         ),
+        .executableTarget(
+            name: "settings-startup",
+            dependencies: ["Settings"],
+            path: "Benchmarks/settings-startup",
+            swiftSettings: upcoming
+        ),
+        .executableTarget(name: "empty-program", path: "Benchmarks/empty-program", swiftSettings: upcoming),
         .executableTarget(
             name: "settings-fault",
             dependencies: ["Settings"],

@@ -61,3 +61,99 @@ enum PersistenceBenchmarks {
         close(dir)
     }
 }
+
+/// Whole-process rows: a program that opens a 100-key settings file, reads one value and exits,
+/// beside the same through `UserDefaults` and beside an empty Swift program (all built alike,
+/// found beside this executable); and 100,000 distinct keys written, then flushed.
+enum ProcessBenchmarks {
+    static func run(_ h: Harness, quick: Bool) throws {
+        let directory = FileManager.default.temporaryDirectory.appending(path: "settings-bench-process-\(getpid())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var initial = PlistDictionary()
+        for i in 0..<100 { initial["key\(i)"] = i % 3 == 0 ? .string("value \(i)") : .integer(PlistInteger(Int64(i))) }
+        let url = directory.appending(path: "settings.plist")
+        try PlistValue.dictionary(initial).write(to: url)
+
+        let binDir = URL(filePath: CommandLine.arguments[0]).deletingLastPathComponent()
+        let runs = quick ? 10 : 60
+        func startup(_ system: String, _ tool: String, _ arguments: [String], environment: [String: String] = [:]) {
+            let path = binDir.appending(path: tool).path
+            guard FileManager.default.isExecutableFile(atPath: path) else {
+                print("# \(tool) not built beside settings-bench: `swift build -c release --product \(tool)`")
+                return
+            }
+            var times: [Double] = []
+            for _ in 0..<runs { times.append(spawnAndWait(path, arguments, environment: environment)) }
+            times.sort()
+            PersistenceBenchmarks.record(h, "startup-open-read-1-of-100-keys", system, times[times.count / 2])
+        }
+        startup("Settings", "settings-startup", [url.path, "key1"])
+        startup("empty Swift program", "empty-program", [])
+        // UserDefaults: the same file as a suite under XDG_CONFIG_HOME (where swift-corelibs-foundation keeps them).
+        let suiteDir = directory.appending(path: "xdg")
+        let suite = "startup-suite"
+        setenv("XDG_CONFIG_HOME", suiteDir.path, 1)
+        if let defaults = UserDefaults(suiteName: suite) {
+            for (key, value) in initial { defaults.set(value.intValue ?? 0, forKey: key) }
+            defaults.synchronize()
+        }
+        startup("UserDefaults", "settings-bench", ["--startup-child-userdefaults", suite, "key1"],
+                environment: ["XDG_CONFIG_HOME": suiteDir.path])
+
+        // Distinct keys written then flushed: timed once per run (one run is seconds at 100,000 keys).
+        // UserDefaults is measured at 10,000 keys only (its per-key cost grows with the count).
+        func once(_ body: () throws -> Void) rethrows -> Double {
+            let start = DispatchTime.now().uptimeNanoseconds
+            try body()
+            return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+        }
+        var n = 0
+        for count in quick ? [10_000] : [10_000, 100_000] {
+            let settings = try once {
+                n += 1
+                let store = SettingsStore.file(directory.appending(path: "many-\(n).plist"), autosaveDelay: nil, externalChanges: .ignored)
+                for i in 0..<count { store[SettingsKey("key\(i)")] = .integer(PlistInteger(Int64(i))) }
+                try store.flushNow()
+            }
+            PersistenceBenchmarks.record(h, "write-\(count / 1000)k-distinct-keys-then-flush", "Settings", settings)
+            guard count == 10_000 else { continue }
+            let defaultsTime = once {
+                n += 1
+                guard let defaults = UserDefaults(suiteName: "many-\(n)") else { return }
+                for i in 0..<count { defaults.set(i, forKey: "key\(i)") }
+                defaults.synchronize()
+            }
+            PersistenceBenchmarks.record(h, "write-\(count / 1000)k-distinct-keys-then-flush", "UserDefaults", defaultsTime)
+        }
+    }
+
+    /// The child side of the UserDefaults start-up row.
+    static func userDefaultsChild(suite: String, key: String) -> Never {
+        let value = UserDefaults(suiteName: suite)?.integer(forKey: key) ?? -1
+        print(value)
+        exit(0)
+    }
+
+    /// Runs a program to completion (its output discarded) and returns the wall time in seconds.
+    static func spawnAndWait(_ path: String, _ arguments: [String], environment: [String: String]) -> Double {
+        var env = ProcessInfo.processInfo.environment
+        for (k, v) in environment { env[k] = v }
+        let argv = ([path] + arguments).map { strdup($0) } + [nil]
+        let envp = env.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer {
+            argv.forEach { free($0) }
+            envp.forEach { free($0) }
+        }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        let start = DispatchTime.now().uptimeNanoseconds
+        var pid: pid_t = 0
+        guard posix_spawn(&pid, path, &actions, nil, argv, envp) == 0 else { return .nan }
+        var status: Int32 = 0
+        waitpid(pid, &status, 0)
+        return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+    }
+}

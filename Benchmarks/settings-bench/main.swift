@@ -1,20 +1,23 @@
 import Foundation
 
 // settings-bench: compares Settings with Foundation in one run.
-//   swift run -c release settings-bench [--quick] [--samples N] [--sizes 10k,1m,10m] [--only codec|codable|store|persistence|model]
+//   swift run -c release settings-bench [--quick] [--samples N] [--sizes 10k,1m,10m] [--only codec|codable|store|persistence|process|model]
 // Prints `workload<TAB>system<TAB>value<TAB>unit` per result, then the ratios.
 
 var samples = 5
 var minimumSampleTime = 0.25
 var sizeNames = ["10k", "1m", "10m"]
 var only: String?
+var quick = false
 var args = CommandLine.arguments.dropFirst()
 while let arg = args.popFirst() {
     switch arg {
-    case "--quick": samples = 3; minimumSampleTime = 0.05; sizeNames = ["10k"]
+    case "--quick": samples = 3; minimumSampleTime = 0.05; sizeNames = ["10k"]; quick = true
     case "--samples": samples = Int(args.popFirst() ?? "") ?? samples
     case "--sizes": sizeNames = (args.popFirst() ?? "").split(separator: ",").map(String.init)
     case "--only": only = args.popFirst()
+    case "--startup-child-userdefaults":
+        ProcessBenchmarks.userDefaultsChild(suite: args.popFirst() ?? "", key: args.popFirst() ?? "")
     case "--profile-store":
         StoreBenchmarks.profile(count: Int(args.popFirst() ?? "") ?? 100_000)
         exit(0)
@@ -36,6 +39,7 @@ do {
     }
     if only == nil || only == "store" { StoreBenchmarks.run(harness) }
     if only == nil || only == "persistence" { try PersistenceBenchmarks.run(harness) }
+    if only == nil || only == "process" { try ProcessBenchmarks.run(harness, quick: quick) }
     if only == nil || only == "model" { try ModelBenchmarks.run(harness, targetBytes: sizes.contains { $0.1 >= 1_000_000 } ? 1_000_000 : 10_000) }
 } catch {
     print("benchmark failed: \(error)")

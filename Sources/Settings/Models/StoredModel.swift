@@ -1,6 +1,6 @@
 import SettingsPlist
-public import Synchronization
-public import Observation
+import Synchronization
+import Observation
 
 /// A whole model kept as a nested, human-readable dictionary under one key of a
 /// ``SettingsStore``: edit it by hand in the plist, observe it like a setting.
@@ -20,7 +20,7 @@ public import Observation
 /// ``SettingsModel``); a field that does not decode is reported and its stored value kept.
 @propertyWrapper
 public struct StoredModel<Model: SettingsModel>: Sendable {
-    @usableFromInline let box: StoredModelBox<Model>
+    @usableFromInline let box: SettingBox<Model>
 
     /// The model; setting it writes the whole model to the store at once (persisted soon after).
     @inlinable public var wrappedValue: Model {
@@ -38,20 +38,22 @@ public struct StoredModel<Model: SettingsModel>: Sendable {
     ///   - defaultValue: the model when the store has none (default: `Model()`).
     ///   - store: the store (default: ``SettingsStore/shared``).
     public init(_ key: SettingsKey, default defaultValue: Model = Model(), store: SettingsStore = .shared) {
-        box = StoredModelBox(key: key, store: store, defaultValue: defaultValue)
+        box = SettingBox(
+            key: key, store: store, conversion: StoredModelConversion.make(defaultValue: defaultValue),
+            hasDefaultInCode: true, warnsWhenDefaultIsMissing: false, takesDerivedKey: false, declaredAt: "\(key.path)")
     }
 
     /// The key the model is stored under.
-    public var key: SettingsKey { box.modelKey }
+    public var key: SettingsKey { box.key ?? SettingsKey(components: []) }
 
     /// The store the model lives in.
     public var store: SettingsStore { box.store }
 
     /// Whether the user layer holds the model.
-    public var isSet: Bool { box.store.value(for: box.modelKey, in: .user) != nil }
+    public var isSet: Bool { box.store.value(for: key, in: .user) != nil }
 
     /// Removes the stored model, so the default shows again.
-    public func reset() { box.store.removeValue(for: box.modelKey) }
+    public func reset() { box.store.removeValue(for: key) }
 
     /// Calls `handler` with the new and old model whenever the stored model changes, from any
     /// source (see ``Setting/onChange(_:)``).
@@ -59,11 +61,7 @@ public struct StoredModel<Model: SettingsModel>: Sendable {
     /// - Parameter handler: the new model, then the old one.
     /// - Returns: the observation: keep it to keep receiving changes.
     public func onChange(_ handler: @escaping @Sendable (_ newValue: Model, _ oldValue: Model) -> Void) -> SettingsObservation {
-        let box = self.box
-        return box.store.onChange(of: box.modelKey, layered: { old, _ in
-            let oldModel = old.map { box.decode($0.value) } ?? box.defaultValue
-            handler(box.read(), oldModel)
-        })
+        box.observe(handler)
     }
 
     /// The model's values as an asynchronous sequence: the current one first (unless `initial`
@@ -73,109 +71,45 @@ public struct StoredModel<Model: SettingsModel>: Sendable {
     public func values(initial: Bool = true) -> AsyncStream<Model> {
         let box = self.box
         return AsyncStream { continuation in
-            let observation = box.store.onChange(of: box.modelKey, layered: { _, _ in continuation.yield(box.read()) })
+            let observation = box.observe { new, _ in continuation.yield(new) }
             if initial { continuation.yield(box.read()) }
             continuation.onTermination = { _ in observation.cancel() }
         }
     }
 }
 
-/// The state behind one `@StoredModel`: the cached model and what loading it learnt.
-///
-/// The cache hit is `@inlinable`, so it is specialised for the model type where it is read.
-@usableFromInline
-final class StoredModelBox<Model: SettingsModel>: AnySettingBox {
-    @usableFromInline
-    struct State {
-        @usableFromInline var key: SettingsKey
-        @usableFromInline var store: SettingsStore
-        @usableFromInline var cachedGeneration: UInt64 = .max
-        var cachedRaw: PlistValue?
-        @usableFromInline var cached: Model?
-        var memory: ModelArchive<Model>.Memory?
-        @usableFromInline var observed: (any ObservedKeyPath)?
-
-        init(key: SettingsKey, store: SettingsStore) {
-            self.key = key
-            self.store = store
-        }
+/// How a `@StoredModel` converts: through the model archive, remembering what the last load of
+/// the current value learnt (unknown keys, fields that did not decode) so a save keeps it.
+enum StoredModelConversion<Model: SettingsModel> {
+    static func make(defaultValue: Model) -> SettingBox<Model>.Conversion {
+        let memory = Mutex<ModelArchive<Model>.Memory?>(nil)
+        return SettingBox<Model>.Conversion(
+            read: { raw, context in
+                guard let raw else { return defaultValue }
+                let (model, learnt) = load(raw, context: context, defaultValue: defaultValue)
+                if context.isCurrent { memory.locked { $0 = learnt } }
+                return model
+            },
+            write: { model, context in
+                let existing = context.store.value(for: context.key, in: .user)?.dictionaryValue
+                do {
+                    return .some(.dictionary(try ModelArchive<Model>.save(model, over: existing, memory: memory.locked { $0 })))
+                } catch {
+                    context.store.report(SettingsDiagnostic(.typeMismatch, key: context.key, "\(error); the model was not written"))
+                    return nil
+                }
+            },
+            typeName: { "\(Model.self)" },
+            reusesUnchangedStoredValue: true
+        )
     }
 
-    @usableFromInline let state: Mutex<State>
-    let defaultValue: Model
-
-    init(key: SettingsKey, store: SettingsStore, defaultValue: Model) {
-        state = Mutex(State(key: key, store: store))
-        self.defaultValue = defaultValue
-    }
-
-    var modelKey: SettingsKey { state.locked { $0.key } }
-    var key: SettingsKey? { modelKey }
-    var store: SettingsStore { state.locked { $0.store } }
-    var hasDefaultInCode: Bool { true }
-    var warnsWhenDefaultIsMissing: Bool { false }
-    var typeName: String { "\(Model.self)" }
-
-    func bind(derivedKey: SettingsKey, store: SettingsStore?) {
-        state.locked { s in
-            if let store, s.store !== store {
-                s.store = store
-                s.cachedGeneration = .max
-                s.observed = nil
-            }
-        }
-    }
-
-    /// The model: from the cache while the store is unchanged or the stored dictionary is the
-    /// one last decoded.
-    @inlinable
-    func read() -> Model {
-        let hit: Model? = state.locked { s in
-            guard s.cachedGeneration == s.store.generation, let observed = s.observed else { return nil }
-            s.store.registrar.access(s.store, keyPath: observed)
-            return s.cached
-        }
-        if let hit { return hit }
-        return refresh()
-    }
-
-    /// Reads through the store, decodes when the stored dictionary changed, fills the cache.
-    @usableFromInline
-    func refresh() -> Model {
-        let (key, store) = state.locked { ($0.key, $0.store) }
-        let generation = store.generation
-        let raw = store.value(for: key)
-        let observed = state.locked { $0.observed } ?? store.observationKeyPath(for: key)
-        let known: Model? = state.locked { s in s.cachedRaw == raw && s.store === store ? s.cached : nil }
-        let model: Model
-        var memory: ModelArchive<Model>.Memory?
-        if let known {
-            model = known
-        } else if let raw {
-            (model, memory) = load(raw, key: key)
-        } else {
-            model = defaultValue
-        }
-        state.locked { s in
-            guard s.store === store else { return }
-            s.cached = model
-            s.cachedRaw = raw
-            s.cachedGeneration = generation
-            s.observed = observed
-            if known == nil { s.memory = memory }
-        }
-        store.registrar.access(store, keyPath: observed)
-        return model
-    }
-
-    /// Decodes a stored value (reporting problems), without touching the cache.
-    func decode(_ raw: PlistValue) -> Model {
-        load(raw, key: modelKey).0
-    }
-
-    private func load(_ raw: PlistValue, key: SettingsKey) -> (Model, ModelArchive<Model>.Memory?) {
+    private static func load(
+        _ raw: PlistValue, context: SettingBox<Model>.Context, defaultValue: Model
+    ) -> (Model, ModelArchive<Model>.Memory?) {
+        let key = context.key
         guard case .dictionary(let stored) = raw else {
-            SettingsDiagnostics.report(SettingsDiagnostic(
+            context.store.report(SettingsDiagnostic(
                 .typeMismatch, key: key, "key '\(key.path)' holds \(raw.typeNameWithArticle), expected a dict for \(Model.self); using the default"))
             return (defaultValue, nil)
         }
@@ -183,31 +117,8 @@ final class StoredModelBox<Model: SettingsModel>: AnySettingBox {
             let (model, memory) = try ModelArchive<Model>.load(stored, source: "key '\(key.path)'")
             return (model, memory)
         } catch {
-            SettingsDiagnostics.report(SettingsDiagnostic(.typeMismatch, key: key, "\(error); using the default"))
+            context.store.report(SettingsDiagnostic(.typeMismatch, key: key, "\(error); using the default"))
             return (defaultValue, nil)
-        }
-    }
-
-    /// Encodes `model` once (keeping unknown keys and undecodable fields of what is stored) and
-    /// writes it to the user layer.
-    @usableFromInline
-    func write(_ model: Model) {
-        let (key, store, memory) = state.locked { ($0.key, $0.store, $0.memory) }
-        let existing = store.value(for: key, in: .user)?.dictionaryValue
-        let dictionary: PlistDictionary
-        do {
-            dictionary = try ModelArchive<Model>.save(model, over: existing, memory: memory)
-        } catch {
-            SettingsDiagnostics.report(SettingsDiagnostic(.typeMismatch, key: key, "\(error); the model was not written"))
-            return
-        }
-        let raw = PlistValue.dictionary(dictionary)
-        store.set(raw, for: key)
-        // The next read finds this dictionary and skips decoding.
-        state.locked { s in
-            guard s.store === store else { return }
-            s.cached = model
-            s.cachedRaw = store.value(for: key)
         }
     }
 }

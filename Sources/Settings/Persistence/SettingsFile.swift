@@ -37,7 +37,14 @@ struct SettingsFile {
     /// A malformed file seen at a save, and when: it is moved aside only if it is still the same
     /// and still malformed after ``PersistenceOptions/settleDelay`` (an editor may be halfway
     /// through rewriting it in place).
-    var suspect: (identity: POSIXFile.Identity, since: ContinuousClock.Instant)?
+    var suspect: Suspect?
+
+    /// A malformed file seen at a save, and since when: moved aside only if still malformed
+    /// after the settle delay.
+    struct Suspect {
+        var identity: POSIXFile.Identity
+        var since: ContinuousClock.Instant
+    }
     /// Whether temporary files left by crashed writers were removed (once per process).
     var sweptLeftovers = false
     /// Whether falling back to binary because XML cannot carry a value was reported.
@@ -206,7 +213,7 @@ struct SettingsFile {
                 case .malformed(let problem, let identity):
                     let now = ContinuousClock.now
                     guard let seen = suspect, seen.identity == identity else {
-                        suspect = (identity, now)
+                        suspect = Suspect(identity: identity, since: now)
                         return .settling(options.settleDelay)
                     }
                     let waited = now - seen.since

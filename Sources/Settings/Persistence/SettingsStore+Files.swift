@@ -320,7 +320,7 @@ extension SettingsStore {
 
     /// Sends `diagnostic` to this store's handler, or the process-wide one (never call it with a
     /// lock held).
-    nonisolated func report(_ diagnostic: SettingsDiagnostic) {
+    @usableFromInline nonisolated func report(_ diagnostic: SettingsDiagnostic) {
         if let handler = diagnosticsHandlerBox.locked({ $0 }) {
             handler(diagnostic)
         } else {
@@ -407,7 +407,7 @@ extension SettingsStore {
     nonisolated func onExecutor<T: Sendable, E: Error>(
         _ body: @escaping @Sendable (isolated SettingsStore) throws(E) -> T
     ) throws(E) -> T {
-        let result: Result<T, E> = PersistenceExecutor.shared.run {
+        let result: Result<T, E> = executor.run {
             self.assumeIsolated { store in Result { () throws(E) -> T in try body(store) } }
         }
         return try result.get()
@@ -574,9 +574,8 @@ extension SettingsStore {
     /// found when it does.
     func startWatchingSoon() {
         guard let mode = persistence?.externalChanges, mode != .ignored else { return }
-        Task { [weak self] in
-            try? await Task.sleep(for: .milliseconds(150))
-            await self?.startWatching(mode)
+        executor.schedule(after: .milliseconds(150)) { [weak self] in
+            self?.assumeIsolated { $0.startWatching(mode) }
         }
     }
 

@@ -146,10 +146,17 @@ public actor SettingsStore {
     /// Persistence work owned by the store's executor.
     var autosave = AutosaveState()
 
-    /// Every store runs its persistence on the package's own thread, never on Swift's
-    /// cooperative pool (see ``PersistenceExecutor``).
+    /// The store's own persistence thread (started by its first job).
+    nonisolated let executor = PersistenceExecutor()
+
+    /// Every store runs its persistence on its own thread, never on Swift's cooperative pool
+    /// (see ``PersistenceExecutor``).
     public nonisolated var unownedExecutor: UnownedSerialExecutor {
-        PersistenceExecutor.shared.asUnownedSerialExecutor()
+        executor.asUnownedSerialExecutor()
+    }
+
+    deinit {
+        executor.stop()
     }
 
     /// The format the file is written in: an existing file's own, else the one asked for.

@@ -7,9 +7,10 @@ extension SettingBox {
         let (boundKey, store) = state.locked { ($0.key, $0.store) }
         let key = requireKey(boundKey)
         let conversion = self.conversion
-        return store.onChange(of: key, layered: { old, new in
-            let oldValue = conversion.read(old?.value, key, old?.layer)
-            let newValue = conversion.read(new?.value, key, new?.layer)
+        return store.onChange(of: key, layered: { [weak store] old, new in
+            guard let store else { return }
+            let oldValue = conversion.read(old?.value, Context(key: key, layer: old?.layer, store: store, isCurrent: false))
+            let newValue = conversion.read(new?.value, Context(key: key, layer: new?.layer, store: store, isCurrent: false))
             if sameValue(oldValue, newValue) { return }
             handler(newValue, oldValue)
         })

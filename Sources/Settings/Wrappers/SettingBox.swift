@@ -14,11 +14,14 @@ protocol AnySettingBox: AnyObject, Sendable {
     func bind(derivedKey: SettingsKey, store: SettingsStore?)
 }
 
-/// The shared state behind one `@Setting`: its key, store, conversion, and a cache of the final
-/// value (decoded, rule-checked, default applied) that stays valid until the store or the
-/// transformer registry changes.
+/// The cache-and-observe box behind one `@Setting` or `@StoredModel`: its key, store, how
+/// values convert, and a cache of the final value (decoded, rule-checked, default applied) that
+/// stays valid until the store or the transformer registry changes.
 ///
-/// The cache hit is `@inlinable` so it is specialised for the setting's type where it is read: one
+/// `@Setting` builds its ``Conversion`` from a transformer and rules; `@StoredModel` from the
+/// model archive. Everything else (caching, observation, binding, writing) is this one class.
+///
+/// The cache hit is `@inlinable` so it is specialised for the value's type where it is read: one
 /// uncontended lock, two atomic loads, no hashing, no generic metadata look-ups.
 @usableFromInline
 final class SettingBox<Value: Sendable>: AnySettingBox {
@@ -31,6 +34,9 @@ final class SettingBox<Value: Sendable>: AnySettingBox {
         @usableFromInline var cachedRegistryVersion: UInt64 = .max
         /// The final value, valid when both versions match.
         @usableFromInline var cached: Value?
+        /// The stored value `cached` was converted from (kept only when the conversion asks:
+        /// an unchanged stored value is then not converted again).
+        @usableFromInline var cachedStored: PlistValue?
         /// The key path the Observation framework is told about on each read (set on the first read).
         @usableFromInline var observed: (any ObservedKeyPath)?
 
@@ -40,25 +46,48 @@ final class SettingBox<Value: Sendable>: AnySettingBox {
         }
     }
 
-    /// How values move between the store and Swift, built once from the setting's transformer,
-    /// rules and default.
+    /// Where a conversion runs: the key, the layer the stored value came from, the store (whose
+    /// diagnostics handler hears about problems), and whether the result becomes the cached
+    /// value (`false` for the old and new values an observer is given).
+    @usableFromInline
+    struct Context {
+        @usableFromInline var key: SettingsKey
+        @usableFromInline var layer: SettingsLayer?
+        @usableFromInline var store: SettingsStore
+        @usableFromInline var isCurrent: Bool
+
+        @inlinable init(key: SettingsKey, layer: SettingsLayer?, store: SettingsStore, isCurrent: Bool) {
+            self.key = key
+            self.layer = layer
+            self.store = store
+            self.isCurrent = isCurrent
+        }
+    }
+
+    /// How values move between the store and Swift.
     @usableFromInline
     struct Conversion: Sendable {
         /// The final value for what the store holds (`nil`: no layer has the key).
-        @usableFromInline var read: @Sendable (_ stored: PlistValue?, _ key: SettingsKey, _ layer: SettingsLayer?) -> Value
-        /// The plist value to write for `value`, or `nil` to remove the user's value.
-        @usableFromInline var write: @Sendable (_ value: Value, _ key: SettingsKey) -> PlistValue??
+        @usableFromInline var read: @Sendable (_ stored: PlistValue?, _ context: Context) -> Value
+        /// The plist value to write for `value`, `.some(nil)` to remove the user's value, or
+        /// `nil` to write nothing (the problem was reported).
+        @usableFromInline var write: @Sendable (_ value: Value, _ context: Context) -> PlistValue??
         /// The stored type's name, for diagnostics.
         @usableFromInline var typeName: @Sendable () -> String
+        /// Whether a stored value equal to the one last converted reuses the cached value (for
+        /// conversions that cost more than a comparison, such as decoding a model).
+        @usableFromInline var reusesUnchangedStoredValue: Bool
 
         @inlinable init(
-            read: @escaping @Sendable (PlistValue?, SettingsKey, SettingsLayer?) -> Value,
-            write: @escaping @Sendable (Value, SettingsKey) -> PlistValue??,
-            typeName: @escaping @Sendable () -> String
+            read: @escaping @Sendable (PlistValue?, Context) -> Value,
+            write: @escaping @Sendable (Value, Context) -> PlistValue??,
+            typeName: @escaping @Sendable () -> String,
+            reusesUnchangedStoredValue: Bool = false
         ) {
             self.read = read
             self.write = write
             self.typeName = typeName
+            self.reusesUnchangedStoredValue = reusesUnchangedStoredValue
         }
     }
 
@@ -66,7 +95,23 @@ final class SettingBox<Value: Sendable>: AnySettingBox {
     @usableFromInline let conversion: Conversion
     @usableFromInline let hasDefaultInCode: Bool
     @usableFromInline let warnsWhenDefaultIsMissing: Bool
+    /// Whether binding a container may give the box a key derived from the property name.
+    @usableFromInline let takesDerivedKey: Bool
     @usableFromInline let declaredAt: String
+
+    /// Creates a box with its conversion.
+    @inlinable
+    init(
+        key: SettingsKey?, store: SettingsStore, conversion: Conversion, hasDefaultInCode: Bool,
+        warnsWhenDefaultIsMissing: Bool, takesDerivedKey: Bool = true, declaredAt: String
+    ) {
+        self.state = Mutex(State(key: key, store: store))
+        self.conversion = conversion
+        self.hasDefaultInCode = hasDefaultInCode
+        self.warnsWhenDefaultIsMissing = warnsWhenDefaultIsMissing
+        self.takesDerivedKey = takesDerivedKey
+        self.declaredAt = declaredAt
+    }
 
     /// Creates a box for a setting whose store holds `Stored` values.
     ///
@@ -77,15 +122,11 @@ final class SettingBox<Value: Sendable>: AnySettingBox {
     /// Inlinable so the conversion closures are specialised for the setting's types where the
     /// setting is declared: no generic metadata look-ups on each read or write.
     @inlinable
-    init<Stored: Sendable>(
+    convenience init<Stored: Sendable>(
         key: SettingsKey?, store: SettingsStore, transformer: SettingsTransformer<Stored>, explicit: Bool,
         rules: SettingRules<Stored>, hasDefaultInCode: Bool, warnsWhenDefaultIsMissing: Bool, declaredAt: String,
         wrap: @escaping @Sendable (Stored?) -> Value, unwrap: @escaping @Sendable (Value) -> Stored?
     ) {
-        self.state = Mutex(State(key: key, store: store))
-        self.hasDefaultInCode = hasDefaultInCode
-        self.warnsWhenDefaultIsMissing = warnsWhenDefaultIsMissing
-        self.declaredAt = declaredAt
         // The registry is consulted once per registry version, not once per read or write.
         let hasRules = !rules.isEmpty
         let resolved = Mutex<(version: UInt64, transformer: SettingsTransformer<Stored>)>((0, transformer))
@@ -97,25 +138,26 @@ final class SettingBox<Value: Sendable>: AnySettingBox {
             resolved.locked { $0 = (version, current) }
             return current
         }
-        self.conversion = Conversion(
-            read: { stored, key, layer in
+        let conversion = Conversion(
+            read: { stored, context in
                 var value: Stored?
                 if let stored {
                     do {
-                        value = try active().decode(stored, key: key, source: layer)
+                        value = try active().decode(stored, key: context.key, source: context.layer)
                     } catch {
-                        SettingsDiagnostics.report(SettingsDiagnostic(.typeMismatch, key: key, "\(error); using the default"))
+                        context.store.report(SettingsDiagnostic(.typeMismatch, key: context.key, "\(error); using the default"))
                     }
                 }
                 if hasRules { value = rules.apply(value, changed: { _, _ in false }).0 }
                 return wrap(value)
             },
-            write: { newValue, key in
+            write: { newValue, context in
+                let key = context.key
                 var value = unwrap(newValue)
                 if hasRules {
                     let (ruled, fired) = rules.apply(value, changed: { a, b in !sameValue(a, b) })
                     if !fired.isEmpty {
-                        SettingsDiagnostics.report(SettingsDiagnostic(
+                        context.store.report(SettingsDiagnostic(
                             .ruleApplied, key: key,
                             "rule \(fired.joined(separator: ", ")) changed the value written to '\(key.path)'"))
                     }
@@ -126,7 +168,7 @@ final class SettingBox<Value: Sendable>: AnySettingBox {
                 do {
                     return .some(try transformer.encode(value))
                 } catch {
-                    SettingsDiagnostics.report(SettingsDiagnostic(
+                    context.store.report(SettingsDiagnostic(
                         .typeMismatch, key: key,
                         "cannot store a \(transformer.typeName) under '\(key.path)': \(error); the value was not written"))
                     return nil
@@ -134,6 +176,8 @@ final class SettingBox<Value: Sendable>: AnySettingBox {
             },
             typeName: { active().typeName }
         )
+        self.init(key: key, store: store, conversion: conversion, hasDefaultInCode: hasDefaultInCode,
+                  warnsWhenDefaultIsMissing: warnsWhenDefaultIsMissing, declaredAt: declaredAt)
     }
 
     var key: SettingsKey? { state.locked { $0.key } }
@@ -142,10 +186,11 @@ final class SettingBox<Value: Sendable>: AnySettingBox {
 
     func bind(derivedKey: SettingsKey, store: SettingsStore?) {
         state.locked { s in
-            if s.key == nil { s.key = derivedKey }
+            if s.key == nil && takesDerivedKey { s.key = derivedKey }
             if let store, s.store !== store {
                 s.store = store
                 s.cachedGeneration = .max
+                s.cachedStored = nil
                 s.observed = nil
             }
         }
@@ -189,11 +234,17 @@ final class SettingBox<Value: Sendable>: AnySettingBox {
         // Read the generation before the value: a change racing with us leaves the cache stale-marked.
         let generation = store.generation
         let resolved = store.withState { $0.resolve(key) }
-        let value = conversion.read(resolved?.value, key, resolved?.layer)
+        let reuses = conversion.reusesUnchangedStoredValue
+        let known: Value? = !reuses ? nil : state.locked { s in
+            s.store === store && s.cachedStored != nil && s.cachedStored == resolved?.value
+                && s.cachedRegistryVersion == registryVersion ? s.cached : nil
+        }
+        let value = known ?? conversion.read(resolved?.value, Context(key: key, layer: resolved?.layer, store: store, isCurrent: true))
         let observed = state.locked { s in s.observed } ?? store.observationKeyPath(for: key)
         state.locked { s in
             guard s.store === store else { return }
             s.cached = value
+            s.cachedStored = reuses ? resolved?.value : nil
             s.cachedGeneration = generation
             s.cachedRegistryVersion = registryVersion
             s.observed = observed
@@ -207,8 +258,17 @@ final class SettingBox<Value: Sendable>: AnySettingBox {
     func write(_ value: Value) {
         let (boundKey, store) = state.locked { ($0.key, $0.store) }
         let key = requireKey(boundKey)
-        guard let plist = conversion.write(value, key) else { return }
+        guard let plist = conversion.write(value, Context(key: key, layer: .user, store: store, isCurrent: true)) else { return }
         store.set(plist, for: key)
+        if conversion.reusesUnchangedStoredValue, plist != nil {
+            // The next read finds what was just written and skips converting it back.
+            let stored = store.value(for: key)
+            state.locked { s in
+                guard s.store === store else { return }
+                s.cached = value
+                s.cachedStored = stored
+            }
+        }
     }
 }
 
