@@ -431,6 +431,29 @@ struct StorePromisesTests {
         #expect(!loaded)
         #expect(!FileManager.default.fileExists(atPath: dir.file().path))
     }
+
+    // Issue "Values and model files that never lose data", item 2: a string XML cannot carry.
+
+    @Test func aStringXMLCannotCarryMakesTheFileBinaryNotUnsavable() async throws {
+        let dir = try TemporaryDirectory()
+        let store = SettingsStore.file(dir.file(), autosaveDelay: nil)
+        let diagnostics = StoreDiagnostics(store)
+        store["title"] = .string("\u{1B}]0;title\u{07}")
+        try await store.flush()
+        store["later"] = 2
+        try await store.flush()                               // later saves keep working
+        let bytes = try Data(contentsOf: dir.file())
+        #expect(bytes.starts(with: Array("bplist00".utf8)))
+        #expect(try PlistValue(contentsOf: dir.file()) == ["title": .string("\u{1B}]0;title\u{07}"), "later": 2])
+        #expect(diagnostics.messages.filter { $0.contains("binary") }.count == 1)
+        // An independent reader agrees (CPython's plistlib, when present).
+        let python = Process()
+        python.executableURL = URL(filePath: "/usr/bin/env")
+        python.arguments = ["python3", "-c", "import plistlib,sys; d=plistlib.load(open(sys.argv[1],'rb')); sys.exit(0 if d['title']=='\\x1b]0;title\\x07' and d['later']==2 else 3)", dir.file().path]
+        try python.run()
+        python.waitUntilExit()
+        #expect(python.terminationStatus == 0)
+    }
 }
 
 /// Runs the built `settings-fault` helper as a subprocess.
