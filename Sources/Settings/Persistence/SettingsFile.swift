@@ -45,6 +45,12 @@ struct SettingsFile {
         var identity: POSIXFile.Identity
         var since: ContinuousClock.Instant
     }
+    /// This store's place in the queue for the lock while another process holds it (see
+    /// ``LockWaiter``); dropping it gives the place up.
+    var lockWaiter: LockWaiter?
+    /// Called (on the waiter's thread) when a ``LockWaiter`` got the lock: asks the store for a
+    /// save attempt now.
+    var onLockAcquired: @Sendable () -> Void = {}
     /// Whether temporary files left by crashed writers were removed (once per process).
     var sweptLeftovers = false
     /// Whether falling back to binary because XML cannot carry a value was reported.
@@ -168,15 +174,29 @@ struct SettingsFile {
         restore: ([SettingsKey]) -> Void,
         reconcile: (PlistDictionary) -> R
     ) throws(SettingsError) -> SaveStep<R> {
-        guard hasChanges else { return .nothing }
+        guard hasChanges else {
+            lockWaiter = nil  // a place in the lock's queue is not needed any more
+            return .nothing
+        }
         let (target, lockPath) = self.target
         try createDirectory(of: target)
         let lock: Int32
-        do {
-            guard let taken = try POSIXFile.tryLock(lockPath) else { return .busy }
-            lock = taken
-        } catch {
-            throw SettingsError(.invalidFile, path: target, detail: "not saved: \(error)")
+        if let held = lockWaiter?.take() {
+            lock = held
+            lockWaiter = nil
+        } else {
+            do {
+                guard let taken = try POSIXFile.tryLock(lockPath) else {
+                    if lockWaiter == nil || lockWaiter?.hasFailed == true {
+                        lockWaiter = LockWaiter(path: lockPath, onAcquired: onLockAcquired)
+                    }
+                    return .busy
+                }
+                lock = taken
+                lockWaiter = nil
+            } catch {
+                throw SettingsError(.invalidFile, path: target, detail: "not saved: \(error)")
+            }
         }
         defer { POSIXFile.unlock(lock) }
         if !sweptLeftovers {

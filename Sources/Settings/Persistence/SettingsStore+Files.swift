@@ -179,7 +179,7 @@ extension SettingsStore {
             case .busy:
                 try deadline.check(lockedBy: file?.target.lock)
                 try? await Task.sleep(for: pause)
-                pause = min(pause * 2, .milliseconds(50))
+                pause = min(pause * 2, .milliseconds(10))
             case .settling(let wait):
                 try deadline.check(lockedBy: nil)
                 try? await Task.sleep(for: wait)
@@ -210,7 +210,7 @@ extension SettingsStore {
             case .busy:
                 try deadline.check(lockedBy: url.map { SettingsFile.lockPath(for: $0.path) })
                 pauseThread(for: pause)
-                pause = min(pause * 2, .milliseconds(50))
+                pause = min(pause * 2, .milliseconds(10))
             case .settling(let wait):
                 try deadline.check(lockedBy: nil)
                 pauseThread(for: wait)
@@ -416,6 +416,7 @@ extension SettingsStore {
     /// Loads the file if that was not done yet (isolated form of ``ensureLoaded()``).
     func loadIfNeeded() {
         guard !loaded.load(ordering: .acquiring), var file else { return }
+        file.onLockAcquired = { [weak self] in self?.saveSoon() }
         let values = file.load()
         let diagnostics = file.diagnostics
         file.diagnostics = []
@@ -554,6 +555,14 @@ extension SettingsStore {
                 backoff = min(backoff * 2, .seconds(5))
             }
             try? await Task.sleep(for: pause)
+        }
+    }
+
+    /// Tries a save on the store's thread as soon as it is free (called when a ``LockWaiter``
+    /// got the lock another process held).
+    nonisolated func saveSoon() {
+        executor.schedule(after: .zero) { [weak self] in
+            self?.assumeIsolated { store in _ = try? store.saveOnce() }
         }
     }
 

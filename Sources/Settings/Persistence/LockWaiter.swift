@@ -1,0 +1,126 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Synchronization
+
+/// A place in the queue for a settings file's lock while another process holds it.
+///
+/// Saves try the lock without blocking (`LOCK_NB`). Polling alone is unfair: under contention
+/// from writers that save back to back, a poller rarely lands in the short gap between two of
+/// their saves and can wait for ever (measured: 4 processes flushing after each write, one
+/// starved past its 2 s lock timeout). So a store that finds the lock busy also starts one
+/// waiter: a thread of its own that opens the lock file and blocks in `flock(LOCK_EX)`, where the
+/// kernel wakes it as soon as the lock is released. The store then takes the locked descriptor at
+/// its next attempt, and `onAcquired` asks for that attempt at once.
+///
+/// Nothing in the store waits for the waiter: the store's own waits stay bounded by
+/// ``PersistenceOptions/lockTimeout``. A waiter given up (the store was freed, or saved without
+/// it) closes its descriptor as soon as it has one, releasing the lock.
+final class LockWaiter: Sendable {
+    private enum State {
+        case waiting
+        case acquired(Int32)
+        case failed
+        case abandoned
+    }
+
+    /// Shared with the waiting thread, which outlives the waiter when it is given up.
+    private final class Shared: Sendable {
+        let state = Mutex(State.waiting)
+    }
+
+    private let shared = Shared()
+
+    /// Starts waiting for the lock at `path`; `onAcquired` runs on the waiting thread once the
+    /// lock is held (not when the waiter was given up first).
+    init(path: String, onAcquired: @escaping @Sendable () -> Void) {
+        let shared = self.shared
+        let body: @Sendable () -> Void = {
+            let fd = Self.openLockFile(path)
+            guard fd >= 0 else {
+                shared.state.withLock { if case .waiting = $0 { $0 = .failed } }
+                return
+            }
+            var result: Int32
+            repeat { result = flock(fd, LOCK_EX) } while result != 0 && errno == EINTR
+            let keep = shared.state.withLock { state -> Bool in
+                guard result == 0, case .waiting = state else {
+                    if case .waiting = state { state = .failed }
+                    return false
+                }
+                state = .acquired(fd)
+                return true
+            }
+            if keep { onAcquired() } else { close(fd) }
+        }
+        Self.startThread(body)
+    }
+
+    deinit { abandon() }
+
+    /// The locked descriptor, once the lock is held: the caller owns it from then on (and
+    /// releases the lock by closing it). `nil` while still waiting.
+    func take() -> Int32? {
+        shared.state.withLock { state in
+            guard case .acquired(let fd) = state else { return nil }
+            state = .abandoned
+            return fd
+        }
+    }
+
+    /// Whether waiting failed (the lock file could not be opened): the caller goes back to
+    /// trying the lock itself, which reports why.
+    var hasFailed: Bool {
+        shared.state.withLock { if case .failed = $0 { true } else { false } }
+    }
+
+    /// Gives the place up: a lock already held is released at once, one acquired later is
+    /// released as soon as it is.
+    func abandon() {
+        let fd = shared.state.withLock { state -> Int32? in
+            defer { state = .abandoned }
+            if case .acquired(let fd) = state { return fd }
+            return nil
+        }
+        if let fd { close(fd) }
+    }
+
+    /// Opens the lock file as ``POSIXFile/tryLock(_:)`` does: never through a link, only a
+    /// regular file.
+    private static func openLockFile(_ path: String) -> Int32 {
+        var fd: Int32
+        repeat { fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY, 0o600) } while fd < 0 && errno == EINTR
+        guard fd >= 0 else { return -1 }
+        var s = stat()
+        guard fstat(fd, &s) == 0, (s.st_mode & S_IFMT) == S_IFREG else {
+            close(fd)
+            return -1
+        }
+        return fd
+    }
+
+    private final class Start: Sendable {
+        let body: @Sendable () -> Void
+        init(_ body: @escaping @Sendable () -> Void) { self.body = body }
+    }
+
+    private static func startThread(_ body: @escaping @Sendable () -> Void) {
+        var handle = pthread_t()
+        let context = Unmanaged.passRetained(Start(body)).toOpaque()
+        let created = pthread_create(&handle, nil, { context in
+            guard let context else { return nil }
+            Unmanaged<Start>.fromOpaque(context).takeRetainedValue().body()
+            return nil
+        }, context)
+        if created == 0 {
+            pthread_detach(handle)
+        } else {
+            // No thread: the waiter simply never acquires; polling goes on as before.
+            Unmanaged<Start>.fromOpaque(context).release()
+        }
+    }
+}
