@@ -25,6 +25,9 @@ public struct SettingsChange: Hashable, Sendable, CustomStringConvertible {
         case externalFile
         /// Migrations rewrote stored values.
         case migration
+        /// A sync integration applied values written on another device (see
+        /// ``SettingsStore/applyToUserLayer(_:origin:onlyIf:)``).
+        case sync
     }
 
     /// The key paths whose effective value changed, in no particular order. A key path may name

@@ -21,6 +21,8 @@ final class SettingsObservers: Sendable {
         let onValue: (@Sendable (_ old: Resolved?, _ new: Resolved?) -> Void)?
         /// For store observers: every change.
         let onChange: (@Sendable (SettingsChange) -> Void)?
+        /// For user-layer observers: every change to the user layer, hidden or not.
+        var onUserLayer: (@Sendable (SettingsChange) -> Void)? = nil
     }
 
     struct State {
@@ -34,8 +36,15 @@ final class SettingsObservers: Sendable {
     /// How many entries there are: writes skip all change bookkeeping while it is zero.
     private let entryCount = Atomic<Int>(0)
 
+    /// How many user-layer observers there are: writes work out which user-layer key paths
+    /// changed only while it is not zero.
+    private let userLayerCount = Atomic<Int>(0)
+
     /// Whether anyone observes the store (cheap: one atomic load).
     var isActive: Bool { entryCount.load(ordering: .acquiring) > 0 }
+
+    /// Whether anyone observes the user layer itself (read under the store's lock by writers).
+    var watchesUserLayer: Bool { userLayerCount.load(ordering: .acquiring) > 0 }
 
     /// Adds an observer of `key`'s effective value; `current` reads it now.
     ///
@@ -67,11 +76,26 @@ final class SettingsObservers: Sendable {
         }
     }
 
+    /// Adds an observer of every change to the user layer (from the moment this returns).
+    func add(onUserLayer: @escaping @Sendable (SettingsChange) -> Void) -> Int {
+        state.locked { h in
+            userLayerCount.add(1, ordering: .sequentiallyConsistent)
+            let id = h.nextID
+            h.nextID += 1
+            h.entries.append(Entry(id: id, key: nil, last: nil, onValue: nil, onChange: nil, onUserLayer: onUserLayer))
+            return id
+        }
+    }
+
     /// Removes an observer; callbacks already queued for it may still run once.
     func remove(_ id: Int) {
         let removed: Entry? = state.locked { h in
             guard let i = h.entries.firstIndex(where: { $0.id == id }) else { return nil }
-            entryCount.subtract(1, ordering: .releasing)
+            if h.entries[i].onUserLayer != nil {
+                userLayerCount.subtract(1, ordering: .releasing)
+            } else {
+                entryCount.subtract(1, ordering: .releasing)
+            }
             return h.entries.remove(at: i)
         }
         _ = removed  // released here, outside the lock: its closures may own anything
@@ -107,11 +131,35 @@ final class SettingsObservers: Sendable {
                     if let onValue = h.entries[item.index].onValue { h.queue.append { onValue(old, new) } }
                 }
             }
-            guard !h.draining, !h.queue.isEmpty else { return [] }
-            h.draining = true
-            defer { h.queue.removeAll(keepingCapacity: true) }
-            return h.queue
+            return takeQueue(&h)
         }
+        drain(batch)
+    }
+
+    /// Announces that the user layer's values at `keys` changed (whether or not they are
+    /// visible), and delivers the callbacks in order with the others.
+    func publishUserLayer(_ keys: [SettingsKey], origin: SettingsChange.Origin) {
+        guard watchesUserLayer, !keys.isEmpty else { return }
+        let change = SettingsChange(keys: keys, origin: origin)
+        let batch = state.locked { h -> [@Sendable () -> Void] in
+            for entry in h.entries {
+                if let onUserLayer = entry.onUserLayer { h.queue.append { onUserLayer(change) } }
+            }
+            return takeQueue(&h)
+        }
+        drain(batch)
+    }
+
+    /// The queued callbacks, when nobody else is delivering (this caller then delivers them).
+    private func takeQueue(_ h: inout State) -> [@Sendable () -> Void] {
+        guard !h.draining, !h.queue.isEmpty else { return [] }
+        h.draining = true
+        defer { h.queue.removeAll(keepingCapacity: true) }
+        return h.queue
+    }
+
+    /// Runs `batch` and whatever is queued meanwhile, with no lock held.
+    private func drain(_ batch: [@Sendable () -> Void]) {
         guard !batch.isEmpty else { return }
         var jobs = batch
         while true {

@@ -604,10 +604,13 @@ extension SettingsStore {
         var changed: [SettingsKey]
         var keyPaths: TrackedKeyPaths
         var observing: Bool
+        /// The user layer's changed leaves, for user-layer observers.
+        var userChanges: [SettingsKey] = []
 
         func deliver(in store: SettingsStore, origin: SettingsChange.Origin = .externalFile) {
             store.announce(keyPaths)
             if observing { store.publish(changed, origin: origin) }
+            store.observers.publishUserLayer(userChanges, origin: origin)
         }
     }
 
@@ -623,10 +626,13 @@ extension SettingsStore {
             guard user != s[.user] else { return nil }
             let before = s
             s.modify(.user) { $0 = user }
-            guard observing || !s.tracked.isEmpty else { return Announcement(changed: [], keyPaths: TrackedKeyPaths(), observing: false) }
+            let userChanges = observers.watchesUserLayer ? user.changedLeafPaths(from: before[.user]) : []
+            guard observing || !s.tracked.isEmpty else {
+                return Announcement(changed: [], keyPaths: TrackedKeyPaths(), observing: false, userChanges: userChanges)
+            }
             let changed = s.effectiveChanges(from: before, in: .user)
             return Announcement(changed: changed, keyPaths: s.trackedKeyPaths(for: .keys(changed), writing: SettingsKey(components: [])),
-                                observing: observing)
+                                observing: observing, userChanges: userChanges)
         }
         if result != nil { generationCounter.add(1, ordering: .releasing) }
         return result

@@ -323,44 +323,61 @@ public actor SettingsStore {
     ///   - origin: what the change is announced as.
     ///   - body: changes the state; it runs under the store's lock.
     nonisolated func replace(_ layer: SettingsLayer, origin: SettingsChange.Origin, _ body: (inout State) -> Void) {
-        let (changed, keyPaths, save, observing) = withState { s -> ([SettingsKey], TrackedKeyPaths, Bool, Bool) in
+        let (changed, keyPaths, save, observing, userChanges) = withState {
+            s -> ([SettingsKey], TrackedKeyPaths, Bool, Bool, [SettingsKey]) in
             // Read under the lock: an observer registering now either sees this change in its
             // initial value or is counted here (see ``SettingsObservers/add(key:current:onValue:)``).
             let observing = observers.isActive
+            let userLayer = layer == .user && observers.watchesUserLayer ? s[.user] : nil
             guard observing || !s.tracked.isEmpty else {
                 body(&s)
-                return ([], TrackedKeyPaths(), s.takeSaveRequest(), false)
+                return ([], TrackedKeyPaths(), s.takeSaveRequest(), false, userLayer.map { s[.user].changedLeafPaths(from: $0) } ?? [])
             }
             let before = s
             body(&s)
             let changed = s.effectiveChanges(from: before, in: layer)
-            return (changed, s.trackedKeyPaths(for: .keys(changed), writing: SettingsKey(components: [])), s.takeSaveRequest(), observing)
+            return (changed, s.trackedKeyPaths(for: .keys(changed), writing: SettingsKey(components: [])), s.takeSaveRequest(), observing,
+                    userLayer.map { s[.user].changedLeafPaths(from: $0) } ?? [])
         }
         generationCounter.add(1, ordering: .releasing)
         if save { scheduleSave() }
         announce(keyPaths)
         if observing { publish(changed, origin: origin) }
+        observers.publishUserLayer(userChanges, origin: origin)
     }
 
     /// The one single-key write path: changes one key of one layer, bumps the generation, and
     /// announces the change when the key's effective value changed.
     nonisolated func change(_ layer: SettingsLayer, key: SettingsKey, to value: PlistValue?) {
-        let outcome = withState { s -> (effect: WriteEffect, keyPaths: TrackedKeyPaths, save: Bool, observing: Bool)? in
+        let outcome = withState { s -> (effect: WriteEffect, keyPaths: TrackedKeyPaths, save: Bool, observing: Bool, user: [SettingsKey])? in
             let observing = observers.isActive  // under the lock: see replace(_:origin:_:)
             let watched = observing || !s.tracked.isEmpty
-            guard let effect = s.write(value, at: key, in: layer, comparing: watched) else { return nil }
+            let tapsUserLayer = layer == .user && observers.watchesUserLayer
+            let userBefore = tapsUserLayer ? s[.user].value(at: key.components) : nil
+            guard let effect = s.write(value, at: key, in: layer, comparing: watched || tapsUserLayer) else { return nil }
+            let user = tapsUserLayer ? Self.leafChanges(at: key, from: userBefore, to: s[.user].value(at: key.components)) : []
             var save = false
             if layer == .user {
                 s.markDirtyKeepingAlive(key, store: self)
                 save = s.takeSaveRequest()
             }
-            return (effect, s.trackedKeyPaths(for: effect, writing: key), save, observing)
+            return (effect, s.trackedKeyPaths(for: effect, writing: key), save, observing, user)
         }
         guard let outcome else { return }
         generationCounter.add(1, ordering: .releasing)
         if outcome.save { scheduleSave() }
         announce(outcome.keyPaths)
         if outcome.observing { publish(outcome.effect.keys(writing: key), origin: SettingsChange.Origin(layer)) }
+        observers.publishUserLayer(outcome.user, origin: .write)
+    }
+
+    /// The leaf key paths under `key` that differ between two values stored at `key`.
+    static func leafChanges(at key: SettingsKey, from old: PlistValue?, to new: PlistValue?) -> [SettingsKey] {
+        var before = PlistDictionary()
+        var after = PlistDictionary()
+        before.setValue(old, at: key.components[...])
+        after.setValue(new, at: key.components[...])
+        return after.changedLeafPaths(from: before)
     }
 
     /// Tells the Observation framework that tracked keys changed (never with a lock held: its
