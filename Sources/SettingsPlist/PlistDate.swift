@@ -57,22 +57,50 @@ enum PlistDate {
     /// ISO-8601 UTC text for a date: whole seconds (floored) when `fraction` is false, as XML
     /// plists write dates; otherwise with the shortest fraction that reads back to the same double.
     ///
-    /// Non-finite or absurdly distant dates are clamped to the representable range.
-    static func iso8601(_ t: Double, fraction: Bool) -> String {
-        guard t.isFinite else { return t > 0 ? iso8601(maxSeconds, fraction: false) : iso8601(-maxSeconds, fraction: false) }
-        let clamped = min(max(t, -maxSeconds), maxSeconds)
-        let whole = clamped.rounded(.down)
+    /// `nil` when the text cannot carry the date: NaN, an infinity, a date outside
+    /// ``earliestSeconds`` ... ``latestSeconds`` (years -99,999,999 to 99,999,999, what
+    /// ``parse(_:allowFraction:)`` reads), or, with `fraction`, a date so close to a whole second
+    /// (`5e-324`) that no fraction of up to 20 digits reads back to it.
+    static func isoText(_ t: Double, fraction: Bool) -> String? {
+        guard isInTextRange(t) else { return nil }
+        let whole = t.rounded(.down)
         let wholeInt = Int64(whole)
         let base = isoWhole(wholeInt)
-        guard fraction, clamped != whole else { return base + "Z" }
-        return base + "." + shortestFraction(of: clamped, whole: wholeInt) + "Z"
+        guard fraction, t != whole else { return base + "Z" }
+        guard let digits = shortestFraction(of: t, whole: wholeInt) else { return nil }
+        return base + "." + digits + "Z"
     }
 
-    /// About ±3 million years: beyond this the text would stop being a useful date.
-    static let maxSeconds: Double = 1e14
+    /// The date as people read it: its ISO-8601 text when it has one (see
+    /// ``isoText(_:fraction:)``), else `nan`, `inf`, `-inf` or `1e+300 seconds since
+    /// 2001-01-01T00:00:00Z`. Never a made-up year: for descriptions and error messages.
+    static func iso8601(_ t: Double, fraction: Bool) -> String {
+        isoText(t, fraction: fraction) ?? nonISOText(t)
+    }
 
-    /// The shortest decimal digits `f` such that `whole + 0.f` reads back as exactly `t`.
-    static func shortestFraction(of t: Double, whole: Int64) -> String {
+    /// `nan`, `inf`, `-inf`, or the seconds since the reference date in words.
+    static func nonISOText(_ t: Double) -> String {
+        if t.isNaN { return "nan" }
+        if t.isInfinite { return t < 0 ? "-inf" : "inf" }
+        return "\(t) seconds since 2001-01-01T00:00:00Z"
+    }
+
+    /// Whether `t` is finite and its whole seconds fall in the years that ISO text (and so XML)
+    /// carries here: ``earliestSeconds`` ... ``latestSeconds``.
+    static func isInTextRange(_ t: Double) -> Bool {
+        t >= earliestSeconds && t < latestSeconds + 1   // false for NaN
+    }
+
+    /// `-99999999-01-01T00:00:00Z`, the earliest date with ISO text: ``parse(_:allowFraction:)``
+    /// reads years of up to 8 digits.
+    static let earliestSeconds = Double(days(year: -99_999_999, month: 1, day: 1) - referenceDay) * 86_400
+
+    /// `99999999-12-31T23:59:59Z`, the latest whole second with ISO text.
+    static let latestSeconds = Double(days(year: 100_000_000, month: 1, day: 1) - referenceDay) * 86_400 - 1
+
+    /// The shortest decimal digits `f` such that `whole + 0.f` reads back as exactly `t`, or
+    /// `nil` if more than 20 digits would be needed (only for dates within 1e-20 s of a second).
+    static func shortestFraction(of t: Double, whole: Int64) -> String? {
         let frac = t - Double(whole)
         var scale: Double = 1
         for n in 1...20 {
@@ -85,8 +113,7 @@ enum PlistDate {
                 }
             }
         }
-        // Unreachable for any date Double can hold; keep a faithful fallback anyway.
-        return trimZeros(pad(Int64((frac * 1e17).rounded()), 17))
+        return nil
     }
 
     /// The correctly rounded double for `whole + 0.fraction` (fraction = decimal digits).

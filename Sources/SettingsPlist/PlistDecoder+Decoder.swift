@@ -67,6 +67,7 @@ final class PlistValueDecoder: Decoder {
     // MARK: Decoding values
 
     /// Decodes ``value`` itself as a `T` (top level, or through a single-value container).
+    /// `type` may name a subclass of `T` (`Employee.self as Person.Type`): its `init(from:)` runs.
     func decodeCurrentValue<T: Decodable>(as type: T.Type) throws -> T {
         if let direct = DirectCoding(T.self) {
             if direct == .url, case .dictionary = value {
@@ -74,10 +75,10 @@ final class PlistValueDecoder: Decoder {
             }
             return try decodeDirectly(value, direct, as: T.self, at: path)
         }
-        return try T(from: self)
+        return try type.init(from: self)
     }
 
-    /// Decodes `value`, found at `key` of a container, as a `T`.
+    /// Decodes `value`, found at `key` of a container, as a `T` (or the subclass `type` names).
     ///
     /// - Parameters:
     ///   - value: the nested value.
@@ -92,7 +93,7 @@ final class PlistValueDecoder: Decoder {
             }
             return try decodeDirectly(value, direct, as: T.self, at: containerPath(depth: depth, extraPath: extraPath) + [key])
         }
-        return try decodeInside(value, as: T.self, extraPath: extraPath, key: key)
+        return try decodeInside(value, as: type, extraPath: extraPath, key: key)
     }
 
     /// Runs `T.init(from:)` on `value`, with the path and value swapped in and restored after.
@@ -108,7 +109,7 @@ final class PlistValueDecoder: Decoder {
             while path.count > mark { path.removeLast() }
         }
         do {
-            return try T(from: self)
+            return try type.init(from: self)
         } catch {
             // Errors from the type's own code get the path here, where it is known.
             throw PlistError.coding(error, at: path, fallback: .invalidValue)

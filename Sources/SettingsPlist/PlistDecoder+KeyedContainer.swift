@@ -126,7 +126,7 @@ final class PlistKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerP
 
     func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
         guard let i = position(of: key) else { throw missing(key, expected: "\(T.self)") }
-        return try decoder.decodeNested(dictionary.values[i], as: T.self, depth: depth, extraPath: extraPath, key: key)
+        return try decoder.decodeNested(dictionary.values[i], as: type, depth: depth, extraPath: extraPath, key: key)
     }
 
     // MARK: Decoding optionals in one lookup (the default implementations take three)
@@ -169,7 +169,7 @@ final class PlistKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerP
         guard let i = position(of: key) else { return nil }
         let value = dictionary.values[i]
         if value.isNullMarker { return nil }
-        return try decoder.decodeNested(value, as: T.self, depth: depth, extraPath: extraPath, key: key)
+        return try decoder.decodeNested(value, as: type, depth: depth, extraPath: extraPath, key: key)
     }
 
     // MARK: Nested containers and super decoders

@@ -87,7 +87,7 @@ struct PlistUnkeyedDecodingContainer: UnkeyedDecodingContainer {
     mutating func decode<T: Decodable>(_ type: T.Type) throws -> T {
         guard currentIndex < elements.count else { throw endOfArray(expected: "\(T.self)") }
         let result = try decoder.decodeNested(
-            elements[currentIndex], as: T.self, depth: depth, extraPath: extraPath, key: PlistCodingKey.index(currentIndex)
+            elements[currentIndex], as: type, depth: depth, extraPath: extraPath, key: PlistCodingKey.index(currentIndex)
         )
         currentIndex += 1
         return result
@@ -173,6 +173,6 @@ struct PlistSingleValueDecodingContainer: SingleValueDecodingContainer {
     }
 
     func decode<T: Decodable>(_ type: T.Type) throws -> T {
-        try decoder.decodeCurrentValue(as: T.self)
+        try decoder.decodeCurrentValue(as: type)
     }
 }

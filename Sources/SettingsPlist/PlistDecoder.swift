@@ -53,7 +53,8 @@ public struct PlistDecoder: Sendable {
     /// ```
     ///
     /// - Parameters:
-    ///   - type: the type to decode.
+    ///   - type: the type to decode. A metatype naming a subclass (`Employee.self as
+    ///     Person.Type`) decodes that subclass, as Foundation's decoder does.
     ///   - data: an XML or binary property list.
     /// - Returns: the decoded value.
     /// - Throws: ``PlistError``: a parse error with its position, or a Codable error
@@ -71,14 +72,14 @@ public struct PlistDecoder: Sendable {
     /// ```
     ///
     /// - Parameters:
-    ///   - type: the type to decode.
+    ///   - type: the type to decode; a subclass's metatype decodes the subclass.
     ///   - value: the plist to read; any value, not only a dictionary.
     /// - Returns: the decoded value.
     /// - Throws: ``PlistError`` with the coding path of the value that did not fit.
     public func decode<T: Decodable>(_ type: T.Type = T.self, from value: PlistValue) throws(PlistError) -> T {
         let decoder = PlistValueDecoder(value: value, path: [], maximumDepth: options.maximumDepth, userInfo: userInfo)
         do {
-            return try decoder.decodeCurrentValue(as: T.self)
+            return try decoder.decodeCurrentValue(as: type)
         } catch {
             throw PlistError.coding(error, at: decoder.path, fallback: .invalidValue)
         }

@@ -151,7 +151,7 @@ final class PlistValueEncoder: Encoder {
     /// Switches to a container kind. Asking again for the same kind shares the container (a
     /// subclass and its superclass both encode into one dictionary); asking for another kind is
     /// a bug in the encoded type, reported when the value is finished.
-    private func become(_ newKind: Kind) {
+    func become(_ newKind: Kind) {
         if kind == newKind { return }
         if kind != .empty, misuse == nil {
             misuse = "requested \(newKind.containerName) after encoding \(kind.containerName)"
@@ -210,13 +210,44 @@ final class PlistValueEncoder: Encoder {
 
     var elementCount: Int { array.count }
 
-    /// A child encoder for a nested container or super encoder at `key`, merged by ``finish()``.
+    /// A child encoder for a nested container (`childKind` `.dictionary` or `.array`) or a super
+    /// encoder (`.empty`) at `key`, merged by ``finish()``.
+    ///
+    /// As in Foundation, containers asked for one key write into one value: a second request
+    /// for the key gets the same child, and a nested container continues a dictionary or array
+    /// encoded there before. Another kind of container for the key (an unkeyed one where a
+    /// keyed one was made, or any container where a scalar was encoded) is a bug in the encoded
+    /// type, reported with the key's coding path when the value is finished. A super encoder
+    /// for a key that holds a finished value replaces it, as Foundation's does.
     func pendingEntry(_ key: any CodingKey, kind childKind: Kind) -> PlistValueEncoder {
+        let name = key.stringValue
+        if !pendingEntries.isEmpty, let earlier = pendingEntries.first(where: { sameCodePoints($0.key, name) }) {
+            if childKind != .empty { earlier.encoder.become(childKind) }
+            return earlier.encoder
+        }
         let child = PlistValueEncoder(parent: self, key: key, userInfo: userInfo)
         child.kind = childKind
-        setEntry(.dictionary(PlistDictionary()), for: key.stringValue)
-        pendingEntries.append((key.stringValue, child))
+        if childKind != .empty, hasEntry(name), let current = dictionary[name] {
+            child.continueEncoding(current)
+        }
+        setEntry(.dictionary(PlistDictionary()), for: name)
+        pendingEntries.append((name, child))
         return child
+    }
+
+    /// Makes this nested container (already given its kind) continue `current`, the value
+    /// encoded earlier for its key: entries are added to a dictionary, elements appended to an
+    /// array; any other value is a misuse.
+    private func continueEncoding(_ current: PlistValue) {
+        switch (kind, current) {
+        case (.dictionary, .dictionary(let entries)):
+            dictionary = entries
+            keyClasses = .max   // the Bloom filter knows none of these keys: check them all
+        case (.array, .array(let elements)):
+            array = elements
+        default:
+            misuse = "requested \(kind.containerName) after encoding \(current.codingSummary)"
+        }
     }
 
     /// A child encoder for a nested container or super encoder appended to the array.

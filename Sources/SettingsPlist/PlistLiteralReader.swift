@@ -21,7 +21,7 @@ extension PlistValue {
     /// The syntax, as CoreFoundation reads it:
     /// - strings: unquoted runs of `A-Z a-z 0-9 _ $ + / : . -`, or quoted with `"` or `'`; inside
     ///   quotes the C escapes `\n \t \r \a \b \f \v`, `\"`, `\\`, octal `\012` (up to three digits,
-    ///   read in the NeXTSTEP encoding) and `\U20AC` (up to four hex digits; two in a row that form
+    ///   read in the NeXTSTEP encoding) and `\U20AC` (one to four hex digits; two in a row that form
     ///   a UTF-16 surrogate pair make one character, a lone surrogate becomes U+FFFD); a backslash
     ///   before any other character stands for that character;
     /// - arrays `( a, b, )`, the trailing comma allowed;
@@ -33,8 +33,10 @@ extension PlistValue {
     /// As in CoreFoundation, empty (or all-whitespace) text is an empty dictionary, and a string
     /// followed by more text is read as the body of a dictionary without braces (the `.strings`
     /// file form, `a = 1; b = 2;`). Deliberate differences: `+` may appear in unquoted words (so
-    /// `+5` needs no quotes); an unterminated `/*` comment and an octal escape above `\377` or
-    /// naming no NeXTSTEP character (`\376`, `\377`) are errors, not silently accepted.
+    /// `+5` needs no quotes); an unterminated `/*` comment, a `\U` with no hex digit (U+0000 in
+    /// CoreFoundation), an octal escape above `\377` (CoreFoundation wraps it modulo 256, so `\501`
+    /// reads as `A`; C refuses it) or naming no NeXTSTEP character (`\376`, `\377`) are errors, not
+    /// silently accepted.
     ///
     /// - Parameters:
     ///   - text: the literal.
@@ -409,13 +411,24 @@ struct LiteralParser {
                 digits += 1
                 p += 1
             }
+            let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<p]), as: UTF8.self)
+            guard value <= 0o377 else {
+                // CoreFoundation keeps the digits in a byte: \501 would silently read as "A".
+                let wrapped = String(value & 0xFF, radix: 8)
+                let shown = String(repeating: "0", count: 3 - wrapped.count) + wrapped
+                throw error(.invalidValue, "octal escape \(text) is above \\377 (CoreFoundation would wrap it to \\\(shown))", at: start)
+            }
             guard let scalar = Self.nextStepScalar(value) else {
-                let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<p]), as: UTF8.self)
                 throw error(.invalidValue, "octal escape \(text) is not a character of the NeXTSTEP encoding", at: start)
             }
             Self.append(scalar, to: &out)
         case UInt8(ascii: "U"):
+            let start = p - 1
             p += 1
+            guard p < end, Self.hexValue(bytes[p]) != nil else {
+                // CoreFoundation reads a bare \U as U+0000, a character nobody meant to write.
+                throw error(.invalidValue, #"\U escape without hex digits (expected 1 to 4, as in \U00E9)"#, at: start)
+            }
             var unit = readHexUnit()
             if UTF16.isLeadSurrogate(UInt16(unit)), p + 1 < end, bytes[p] == UInt8(ascii: "\\"), bytes[p + 1] == UInt8(ascii: "U") {
                 let back = p

@@ -90,10 +90,11 @@ enum PlistLiteralWriter {
         }
     }
 
-    /// `2026-11-23 10:15:02 +0000`.
+    /// `2026-11-23 10:15:02 +0000`; `nan`, `inf`, `-inf` or `1e+300 seconds since
+    /// 2001-01-01T00:00:00Z` for a date with no such text (never a made-up year).
     static func dateText(_ date: Date) -> String {
         let t = date.timeIntervalSinceReferenceDate
-        let iso = PlistDate.iso8601(t, fraction: false)  // 2026-11-23T10:15:02Z
+        guard let iso = PlistDate.isoText(t, fraction: false) else { return PlistDate.nonISOText(t) }  // 2026-11-23T10:15:02Z
         return String(iso.dropLast()).replacing("T", with: " ") + " +0000"
     }
 

@@ -10,6 +10,10 @@ import Foundation
 /// ```json
 /// {"dict": [["name", {"string": "Ada"}], ["launches", {"int": 42}], ["when", {"date": "2001-01-01T00:00:00.5Z"}]]}
 /// ```
+///
+/// A date is ISO-8601 UTC text in the proleptic Gregorian calendar with the shortest fraction
+/// that reads back to the same double. A date that no such text carries is `"nan"`, `"inf"`,
+/// `"-inf"`, or its seconds since 2001-01-01T00:00:00Z as a JSON number (`{"date": 1e+300}`).
 extension PlistValue {
     /// The value as canonical typed JSON, on one line.
     ///
@@ -58,7 +62,7 @@ enum TypedJSONWriter {
             }
         case .bool(let b): wrap("bool", into: &out) { $0.append(contentsOf: (b ? "true" : "false").utf8) }
         case .date(let d):
-            wrap("date", into: &out) { appendString(PlistDate.iso8601(d.timeIntervalSinceReferenceDate, fraction: true), into: &$0) }
+            wrap("date", into: &out) { appendDate(d.timeIntervalSinceReferenceDate, into: &$0) }
         case .data(let d): wrap("data", into: &out) { appendString(d.base64EncodedString(), into: &$0) }
         case .uid(let u): wrap("uid", into: &out) { $0.append(contentsOf: String(u).utf8) }
         case .array(let a):
@@ -83,6 +87,21 @@ enum TypedJSONWriter {
                 }
                 o.append(UInt8(ascii: "]"))
             }
+        }
+    }
+
+    /// A date's payload: its ISO-8601 text with the shortest exact fraction; where no such text
+    /// reads back to the same double, `"nan"`, `"inf"`, `"-inf"`, or the seconds since
+    /// 2001-01-01T00:00:00Z as a JSON number (beyond years ±99,999,999, or `5e-324`).
+    static func appendDate(_ t: Double, into out: inout [UInt8]) {
+        if let text = PlistDate.isoText(t, fraction: true) {
+            appendString(text, into: &out)
+        } else if t.isNaN {
+            out.append(contentsOf: #""nan""#.utf8)
+        } else if t.isInfinite {
+            out.append(contentsOf: (t < 0 ? #""-inf""# : #""inf""#).utf8)
+        } else {
+            out.append(contentsOf: t.description.utf8)
         }
     }
 
@@ -312,7 +331,17 @@ struct TypedJSONReader {
             }
         case ("bool", .bool(let b)): return .bool(b)
         case ("date", .string(let s)):
-            guard let t = PlistDate.parse(s.utf8, allowFraction: true) else { throw error(.invalidValue, "invalid date \"\(s)\"") }
+            switch s {
+            case "nan": return .date(Date(timeIntervalSinceReferenceDate: .nan))
+            case "inf", "+inf": return .date(Date(timeIntervalSinceReferenceDate: .infinity))
+            case "-inf": return .date(Date(timeIntervalSinceReferenceDate: -.infinity))
+            default:
+                guard let t = PlistDate.parse(s.utf8, allowFraction: true) else { throw error(.invalidValue, "invalid date \"\(s)\"") }
+                return .date(Date(timeIntervalSinceReferenceDate: t))
+            }
+        case ("date", .number(let n)):
+            // Seconds since 2001-01-01T00:00:00Z, for dates that ISO text cannot carry.
+            guard let t = Double(n), t.isFinite else { throw error(.invalidValue, "invalid date \(n) (seconds since 2001-01-01T00:00:00Z)") }
             return .date(Date(timeIntervalSinceReferenceDate: t))
         case ("data", .string(let s)):
             guard let d = Data(base64Encoded: s) else { throw error(.invalidValue, "invalid base64 data") }

@@ -12,7 +12,8 @@ import Foundation
 /// - empty containers as `<array/>` / `<dict/>`, Booleans as `<true/>` / `<false/>`;
 /// - `<data>` as base64 lines of `76 - 8 × min(depth, 8)` characters, indented like the tag
 ///   (at most 8 tabs);
-/// - dates as whole seconds, floored (`<date>2024-01-02T03:04:05Z</date>`);
+/// - dates as whole seconds, floored (`<date>2024-01-02T03:04:05Z</date>`), in the proleptic
+///   Gregorian calendar (no Julian days before 1582-10-15, as plistlib and libplist);
 /// - UIDs as a `CF$UID` dictionary.
 ///
 /// Where Apple's writers differ, or lose information, the choices are:
@@ -26,6 +27,9 @@ import Foundation
 /// - characters XML 1.0 cannot carry (controls other than tab, LF, CR; U+FFFE; U+FFFF) are
 ///   refused with ``PlistError/Code/unencodable`` (CoreFoundation writes them raw, making a
 ///   document that conforming XML parsers reject).
+/// - dates that XML text cannot carry (NaN, infinities, beyond years -99,999,999 ... 99,999,999,
+///   which our reader reads) are refused with ``PlistError/Code/unencodable``, never clamped
+///   to another date; the binary format carries every date exactly.
 ///
 /// A first pass sizes the document (and refuses one over 2 GiB); the second writes it straight
 /// into the result array with unchecked stores after one room check per line. Containers are
@@ -387,10 +391,12 @@ private struct XMLOutput: ~Copyable {
         case .bool(let b):
             appendLine(b ? "<true/>\n" : "<false/>\n", depth: depth)
         case .date(let date):
+            let t = date.timeIntervalSinceReferenceDate
+            guard PlistDate.isInTextRange(t) else { throw Self.unwritableDate(t) }
             reserve(depth + 64)
             putTabs(depth)
             put("<date>")
-            putDate(date.timeIntervalSinceReferenceDate)
+            putDate(t)
             put("</date>\n")
         case .data(let data):
             appendData(data, depth: depth)
@@ -637,11 +643,10 @@ private struct XMLOutput: ~Copyable {
     // MARK: Dates
 
     /// Writes `YYYY-MM-DDTHH:MM:SSZ` for seconds since 2001, floored to the second, exactly as
-    /// `PlistDate.iso8601(t, fraction: false)` spells it (same clamping), without building a String.
+    /// `PlistDate.isoText(t, fraction: false)` spells it, without building a String. `t` must be
+    /// in ``PlistDate/isInTextRange(_:)``.
     private mutating func putDate(_ t: Double) {
-        let limit = PlistDate.maxSeconds
-        let clamped = t.isFinite ? min(max(t, -limit), limit) : (t > 0 ? limit : -limit)
-        let whole = Int64(clamped.rounded(.down))
+        let whole = Int64(t.rounded(.down))
         let days = whole.floorDiv(86_400)
         let secondOfDay = Int(whole.floorMod(86_400))
         let (year, month, day) = PlistDate.civil(days: days + PlistDate.referenceDay)
@@ -658,6 +663,13 @@ private struct XMLOutput: ~Copyable {
         put(UInt8(ascii: ":"))
         putTwoDigits(secondOfDay % 60)
         put(UInt8(ascii: "Z"))
+    }
+
+    /// The refusal of a date that XML text cannot carry: NaN, an infinity, or beyond the years
+    /// that XML readers (ours included) read. Clamping it would write another date.
+    static func unwritableDate(_ t: Double) -> PlistError {
+        let shown = t.isNaN ? "nan" : t.isInfinite ? (t < 0 ? "-infinity" : "+infinity") : "\(t)"
+        return PlistError(.unencodable, "XML cannot carry the date \(shown) (seconds since 2001-01-01T00:00:00Z): XML dates are years -99999999 to 99999999; use the binary format")
     }
 
     // MARK: Data

@@ -712,3 +712,195 @@ private final class Dog: Animal {
         try super.encode(to: list.superEncoder())
     }
 }
+
+// MARK: - Foundation's behaviour where users rely on it (issue 14)
+
+/// Writes `top.first` and `top.second` through two nested containers for the same key, as
+/// Foundation's `testEncodingMultipleNestedContainersWithTheSameTopLevelKey` does.
+private struct SplitTop: Codable, Equatable {
+    var first: String
+    var second: String
+    enum TopKeys: String, CodingKey { case top }
+    enum FirstKeys: String, CodingKey { case first }
+    enum SecondKeys: String, CodingKey { case second }
+
+    init(first: String, second: String) {
+        self.first = first
+        self.second = second
+    }
+
+    init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: TopKeys.self)
+        first = try c.nestedContainer(keyedBy: FirstKeys.self, forKey: .top).decode(String.self, forKey: .first)
+        second = try c.nestedContainer(keyedBy: SecondKeys.self, forKey: .top).decode(String.self, forKey: .second)
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: TopKeys.self)
+        var one = c.nestedContainer(keyedBy: FirstKeys.self, forKey: .top)
+        try one.encode(first, forKey: .first)
+        var two = c.nestedContainer(keyedBy: SecondKeys.self, forKey: .top)
+        try two.encode(second, forKey: .second)
+    }
+}
+
+/// A class whose subclass a metatype can name dynamically (Foundation's `Person`/`Employee`).
+private class Person: Codable {
+    var name: String
+    init(name: String) { self.name = name }
+}
+
+private final class Employee: Person {
+    var badge: Int
+    enum Keys: CodingKey { case badge }
+
+    init(name: String, badge: Int) {
+        self.badge = badge
+        super.init(name: name)
+    }
+
+    required init(from decoder: any Decoder) throws {
+        badge = try decoder.container(keyedBy: Keys.self).decode(Int.self, forKey: .badge)
+        try super.init(from: decoder)
+    }
+
+    override func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: Keys.self)
+        try c.encode(badge, forKey: .badge)
+        try super.encode(to: encoder)
+    }
+}
+
+extension CodableTests {
+    @Test func nestedKeyedContainersForOneKeyMerge() throws {
+        let value = SplitTop(first: "Johnny Appleseed", second: "appleseed@apple.com")
+        let tree = try PlistEncoder().encodeToValue(value)
+        #expect(tree == ["top": ["first": "Johnny Appleseed", "second": "appleseed@apple.com"]])
+        #expect(try PlistDecoder().decode(SplitTop.self, from: tree) == value)
+        // Foundation's expected XML, byte for byte.
+        let xml = try PlistEncoder(outputFormat: .xml).encode(value)
+        #expect(String(decoding: xml, as: UTF8.self) == """
+            <?xml version="1.0" encoding="UTF-8"?>
+            <!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
+            <plist version="1.0">
+            <dict>
+            \t<key>top</key>
+            \t<dict>
+            \t\t<key>first</key>
+            \t\t<string>Johnny Appleseed</string>
+            \t\t<key>second</key>
+            \t\t<string>appleseed@apple.com</string>
+            \t</dict>
+            </dict>
+            </plist>
+
+            """)
+    }
+
+    @Test func nestedUnkeyedContainersAndSuperEncodersForOneKeyMerge() throws {
+        struct Merged: Encodable {
+            func encode(to encoder: any Encoder) throws {
+                var c = encoder.container(keyedBy: PlistCodingKey.self)
+                var a = c.nestedUnkeyedContainer(forKey: .name("list"))
+                try a.encode(1)
+                var b = c.nestedUnkeyedContainer(forKey: .name("list"))
+                try b.encode(2)
+                try a.encode(3)   // the first container stays usable
+
+                var viaSuper = c.superEncoder(forKey: .name("obj")).container(keyedBy: PlistCodingKey.self)
+                try viaSuper.encode("a", forKey: .name("x"))
+                var nested = c.nestedContainer(keyedBy: PlistCodingKey.self, forKey: .name("obj"))
+                try nested.encode("b", forKey: .name("y"))
+                var again = c.superEncoder(forKey: .name("obj")).container(keyedBy: PlistCodingKey.self)
+                try again.encode("c", forKey: .name("z"))
+
+                var s1 = c.superEncoder().container(keyedBy: PlistCodingKey.self)
+                try s1.encode(1, forKey: .name("p"))
+                var s2 = c.superEncoder().container(keyedBy: PlistCodingKey.self)
+                try s2.encode(2, forKey: .name("q"))
+            }
+        }
+        let tree = try PlistEncoder().encodeToValue(Merged())
+        #expect(tree == ["list": [1, 2, 3], "obj": ["x": "a", "y": "b", "z": "c"], "super": ["p": 1, "q": 2]])
+    }
+
+    @Test func nestedContainerJoinsAValueEncodedBeforeForItsKey() throws {
+        struct Later: Encodable {
+            func encode(to encoder: any Encoder) throws {
+                var c = encoder.container(keyedBy: PlistCodingKey.self)
+                try c.encode(["a": 1], forKey: .name("dict"))
+                try c.encode([1], forKey: .name("list"))
+                var d = c.nestedContainer(keyedBy: PlistCodingKey.self, forKey: .name("dict"))
+                try d.encode(2, forKey: .name("b"))
+                var l = c.nestedUnkeyedContainer(forKey: .name("list"))
+                try l.encode(2)
+            }
+        }
+        #expect(try PlistEncoder().encodeToValue(Later()) == ["dict": ["a": 1, "b": 2], "list": [1, 2]])
+    }
+
+    @Test func anotherContainerKindForOneKeyIsReported() throws {
+        struct KeyedThenUnkeyed: Encodable {
+            func encode(to encoder: any Encoder) throws {
+                var c = encoder.container(keyedBy: PlistCodingKey.self)
+                var keyed = c.nestedContainer(keyedBy: PlistCodingKey.self, forKey: .name("top"))
+                try keyed.encode("Johnny", forKey: .name("first"))
+                var unkeyed = c.nestedUnkeyedContainer(forKey: .name("top"))
+                try unkeyed.encode("second")
+            }
+        }
+        struct UnkeyedThenKeyed: Encodable {
+            func encode(to encoder: any Encoder) throws {
+                var c = encoder.container(keyedBy: PlistCodingKey.self)
+                var unkeyed = c.nestedUnkeyedContainer(forKey: .name("top"))
+                try unkeyed.encode("first")
+                var keyed = c.nestedContainer(keyedBy: PlistCodingKey.self, forKey: .name("top"))
+                try keyed.encode("Johnny", forKey: .name("second"))
+            }
+        }
+        struct ScalarThenKeyed: Encodable {
+            func encode(to encoder: any Encoder) throws {
+                var c = encoder.container(keyedBy: PlistCodingKey.self)
+                try c.encode(5, forKey: .name("top"))
+                var keyed = c.nestedContainer(keyedBy: PlistCodingKey.self, forKey: .name("top"))
+                try keyed.encode("Johnny", forKey: .name("first"))
+            }
+        }
+        let first = try #require(throws: PlistError.self) { try PlistEncoder().encodeToValue(["m": KeyedThenUnkeyed()]) }
+        #expect(first.code == .unencodable)
+        #expect(first.codingPath == "m.top")
+        #expect(first.description == "at m.top: requested an unkeyed container after encoding a keyed container")
+        let second = try #require(throws: PlistError.self) { try PlistEncoder().encodeToValue(UnkeyedThenKeyed()) }
+        #expect(second.description == "at top: requested a keyed container after encoding an unkeyed container")
+        let third = try #require(throws: PlistError.self) { try PlistEncoder().encodeToValue(ScalarThenKeyed()) }
+        #expect(third.description == "at top: requested a keyed container after encoding integer 5")
+    }
+
+    @Test func decodeUsesTheDynamicMetatype() throws {
+        let data = try PlistEncoder().encode(Employee(name: "Ada", badge: 7))
+        let metatype: Person.Type = Employee.self
+        let decoded = try PlistDecoder().decode(metatype, from: data)
+        #expect(type(of: decoded) == Employee.self)
+        #expect((decoded as? Employee)?.badge == 7 && decoded.name == "Ada")
+
+        // Nested values too, where the metatype reaches the decoder. (`KeyedDecodingContainer`,
+        // the standard library's wrapper, passes `T.self` on, so no decoder sees it there.)
+        struct Holder: Decodable {
+            var listed: Person
+            var single: Person
+            enum Keys: CodingKey { case listed, single }
+            init(from decoder: any Decoder) throws {
+                let c = try decoder.container(keyedBy: Keys.self)
+                var list = try c.nestedUnkeyedContainer(forKey: .listed)
+                listed = try list.decode(metatypeOfEmployee)
+                single = try c.superDecoder(forKey: .single).singleValueContainer().decode(metatypeOfEmployee)
+            }
+        }
+        let employee: PlistValue = ["badge": 7, "name": "Ada"]
+        let holder = try PlistDecoder().decode(Holder.self, from: ["listed": [employee], "single": employee])
+        #expect(holder.listed is Employee)
+        #expect(holder.single is Employee)
+    }
+}
+
+private let metatypeOfEmployee: Person.Type = Employee.self

@@ -49,7 +49,7 @@ struct PlistLiteralTests {
         (#""\351\373""#, "Øß"),              // NeXTSTEP, not Latin-1
         (#""\U20AC\u00e9""#, "€u00e9"),
         (#""\U41x""#, "Ax"),                  // fewer than four hex digits
-        (#""\Uzz""#, "\u{0}zz"),             // none at all: U+0000, as CoreFoundation
+        (#""\U0zz""#, "\u{0}zz"),            // none at all is an error (OpenStepEscapeTests)
         (#""\UD83D\UDE00""#, "😀"),            // a surrogate pair makes one character
         (#""\UD83Dx""#, "\u{FFFD}x"),         // a lone surrogate cannot be kept
         (#""\UD83D\U0041""#, "\u{FFFD}A"),

@@ -306,7 +306,8 @@ import Testing
 
     @Test func datesAreWholeSecondsFlooredLikePlistDate() throws {
         var rng = SplitMix64(seed: 3)
-        var times: [Double] = [0, -0.5, 0.999, -86_400.5, 1e14, -1e14, 2e14, -5e20, .infinity, -.infinity, .nan,
+        // Dates XML cannot carry (NaN, infinities, beyond 8-digit years) are refused: DateFormsTests.
+        var times: [Double] = [0, -0.5, 0.999, -86_400.5, 1e14, -1e14, 2e14, -3e15,
                                -63_114_076_800, -63_114_076_801, 252_423_993_600]
         for _ in 0..<5_000 {
             times.append(Double(Int64(bitPattern: rng.next()) % 200_000_000_000) + Double(rng.next() % 1000) / 1000)
