@@ -93,6 +93,18 @@ final class PersistenceExecutor: SerialExecutor {
         return try outcome.get()
     }
 
+    /// ``run(_:)`` for a block with no result: no generic wrapper to instantiate (used on the
+    /// start-up path, where each first use of a generic type costs a metadata look-up).
+    func runAndWait(_ body: @escaping @Sendable () -> Void) {
+        if isCurrent { return body() }
+        let done = DispatchSemaphore(value: 0)
+        push(.block {
+            body()
+            done.signal()
+        })
+        done.wait()
+    }
+
     private func push(_ work: Work) {
         let start = queue.locked { q -> Bool in
             q.items.append(work)

@@ -399,7 +399,7 @@ extension SettingsStore {
     /// Reads the file at first use, on the store's executor; the caller waits (once).
     nonisolated func loadFile() {
         guard persistence != nil else { return }
-        onExecutor { store in store.loadIfNeeded() }
+        executor.runAndWait { self.assumeIsolated { $0.loadIfNeeded() } }
     }
 
     /// Runs `body` isolated to the store on its executor thread and waits for it (inline when
