@@ -23,8 +23,9 @@ struct CLI {
         try run(arguments, environment: [:])
     }
 
-    static func run(_ arguments: [String], environment: [String: String]) throws -> Output {
+    static func run(_ arguments: [String], environment: [String: String], in directory: URL? = nil) throws -> Output {
         let process = Process()
+        if let directory { process.currentDirectoryURL = directory }
         process.executableURL = executable
         process.arguments = arguments
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }

@@ -178,11 +178,11 @@ struct SafetyCLITests {
         let dir = try TempDir()
         let file = try dir.file("a.plist", "<plist><dict><key>k</key><integer>1</integer></dict></plist>")
         let original = try dir.bytes("a.plist")
-        let out = try CLI.run("convert", "json", file, "-o", "-")
+        let out = try CLI.run(["convert", "json", "a.plist", "-o", "-"], environment: [:], in: dir.url)
         #expect(out.status == 0)
         #expect(out.stdout == "{\"k\":1}\n")
-        #expect(try dir.listing() == ["a.plist"])
-        #expect(!FileManager.default.fileExists(atPath: "-"))
+        #expect(try dir.listing() == ["a.plist"])  // no file named '-'
+        _ = file
         #expect(try dir.bytes("a.plist") == original)
     }
 
