@@ -80,7 +80,7 @@ struct Input {
         do throws(PlistError) {
             switch syntax {
             case .xml, .binary:
-                value = try PlistValue(decoding: bytes)
+                value = try bytes.withUnsafeBufferPointer { buffer throws(PlistError) in try PlistValue.decodeBuffer(buffer) }
             case .typedJSON:
                 do {
                     value = try PlistValue(typedJSON: bytes)
@@ -95,10 +95,11 @@ struct Input {
                 var reader = JSONReader(bytes)
                 value = try reader.read()
             case .openStep:
-                guard let text = String(validating: bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? Array(bytes.dropFirst(3)) : bytes, as: UTF8.self) else {
+                let text = bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? Array(bytes.dropFirst(3)) : bytes
+                guard String(validating: text, as: UTF8.self) != nil else {
                     throw PlistError(.invalidValue, "OpenStep text that is not valid UTF-8")
                 }
-                value = try PlistValue(literal: text)
+                value = try text.withUnsafeBufferPointer { buffer throws(PlistError) in try PlistValue.literalBuffer(buffer) }
             }
         } catch {
             throw .failure(error.inFile(name).description)

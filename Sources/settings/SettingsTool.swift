@@ -33,6 +33,33 @@ enum SettingsTool {
         InsertCommand.self, ReplaceCommand.self, RemoveCommand.self, DiffCommand.self,
     ] }
 
+    /// The command called `name`: a switch, so that starting one command instantiates no array
+    /// of every command's metatype.
+    static func lookup(_ name: String) -> (any Command.Type)? {
+        switch name {
+        case ReadCommand.name: ReadCommand.self
+        case ReadTypeCommand.name: ReadTypeCommand.self
+        case WriteCommand.name: WriteCommand.self
+        case DeleteCommand.name: DeleteCommand.self
+        case RenameCommand.name: RenameCommand.self
+        case KeysCommand.name: KeysCommand.self
+        case DomainsCommand.name: DomainsCommand.self
+        case FindCommand.name: FindCommand.self
+        case ImportCommand.name: ImportCommand.self
+        case ExportCommand.name: ExportCommand.self
+        case PrintCommand.name: PrintCommand.self
+        case ConvertCommand.name: ConvertCommand.self
+        case LintCommand.name: LintCommand.self
+        case ExtractCommand.name: ExtractCommand.self
+        case TypeCommand.name: TypeCommand.self
+        case InsertCommand.name: InsertCommand.self
+        case ReplaceCommand.name: ReplaceCommand.self
+        case RemoveCommand.name: RemoveCommand.self
+        case DiffCommand.name: DiffCommand.self
+        default: nil
+        }
+    }
+
     /// `plutil`'s spellings: `settings -p FILE` runs `print -p FILE`, `settings -lint ...` runs `lint ...`.
     static var plutilForms: [String: (command: any Command.Type, arguments: [String])] { [
         "-p": (PrintCommand.self, ["-p"]),
@@ -73,7 +100,7 @@ enum SettingsTool {
         }
         let command: any Command.Type
         var rest: [String]
-        if let named = commands.first(where: { $0.name == first }) {
+        if let named = lookup(first) {
             command = named
             rest = Array(arguments.dropFirst())
         } else if first.hasPrefix("-"), let index = arguments.firstIndex(where: { plutilForms[$0] != nil }),
