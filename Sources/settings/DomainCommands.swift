@@ -137,7 +137,7 @@ enum WriteCommand: Command {
                     throw .failure("\(domain.path): key '\(key.path)' holds \(other.typeNameWithArticle), not an array; not changed")
                 }
             case "-dict-add"?:
-                guard case .dictionary(let added) = try typed("-dict", Array(rest.dropFirst()), domain: domain, key: key) else { return }
+                let added = try typed("-dict", Array(rest.dropFirst()), domain: domain, key: key).dictionaryValue ?? PlistDictionary()
                 var dict: PlistDictionary
                 switch existing {
                 case nil: dict = PlistDictionary()

@@ -174,7 +174,7 @@ enum ExtractCommand: Command {
         let args = try PlutilArguments(arguments, command: name, allowed: ["-o", "-r", "-n", "-expect", "-s"])
         guard args.positional.count == 3 else { throw .usage("extract: expected KEYPATH FORMAT FILE") }
         let (keyPath, formatName, file) = (DottedKeyPath(args.positional[0]), args.positional[1], args.positional[2])
-        let value = try fail(file) { () throws(CLIError) in try keyPath.value(in: Input(file: file).value) }
+        let value = try namingFile(file) { () throws(CLIError) in try keyPath.value(in: Input(file: file).value) }
         if let expected = args.expect, expected != value.plutilTypeName {
             throw .failure("\(file): the value at key path '\(keyPath.text)' is \(value.plutilTypeName), expected \(expected)")
         }
@@ -223,7 +223,7 @@ enum TypeCommand: Command {
         let args = try PlutilArguments(arguments, command: name, allowed: ["-expect"])
         guard args.positional.count == 2 else { throw .usage("type: expected KEYPATH FILE") }
         let keyPath = DottedKeyPath(args.positional[0]), file = args.positional[1]
-        let value = try fail(file) { () throws(CLIError) in try keyPath.value(in: Input(file: file).value) }
+        let value = try namingFile(file) { () throws(CLIError) in try keyPath.value(in: Input(file: file).value) }
         if let expected = args.expect, expected != value.plutilTypeName {
             throw .failure("\(file): the value at key path '\(keyPath.text)' is \(value.plutilTypeName), expected \(expected)")
         }
@@ -247,7 +247,7 @@ enum EditCommand {
         let value = edit == .remove ? nil : try args.typedValue(command: command)
         let input = try Input(file: file)
         var root = input.value
-        try fail(file) { () throws(CLIError) in try keyPath.apply(args.append ? .append : edit, value, to: &root) }
+        try namingFile(file) { () throws(CLIError) in try keyPath.apply(args.append ? .append : edit, value, to: &root) }
         let bytes: [UInt8]
         switch input.syntax {
         case .json:
@@ -315,7 +315,7 @@ enum RemoveCommand: Command {
 }
 
 /// Runs `body`, prefixing a failure's message with the file's name.
-func fail<T>(_ file: String, _ body: () throws(CLIError) -> T) throws(CLIError) -> T {
+func namingFile<T>(_ file: String, _ body: () throws(CLIError) -> T) throws(CLIError) -> T {
     do {
         return try body()
     } catch {
