@@ -89,6 +89,28 @@ struct SafetyCLITests {
         #expect(try dir.bytes("a.plist") == Data("<plist><array><string>x</string></array></plist>".utf8))
     }
 
+    @Test func aKeyPathThroughAValueThatIsNotADictionaryIsRefused() throws {
+        let dir = try TempDir()
+        let file = dir.path("d.plist")
+        #expect(try CLI.run("write", file, "name", "Ada").status == 0)
+        let before = try dir.bytes("d.plist")
+        let out = try CLI.run("write", file, "name/first", "x")
+        #expect(out.status == 1)
+        #expect(out.stderr == "settings: \(file): key 'name' holds a string, not a dictionary; not changed\n")
+        #expect(try dir.bytes("d.plist") == before)
+    }
+
+    @Test func writesThroughASymbolicLinkKeepTheLinkAndChangeItsTarget() throws {
+        let dir = try TempDir()
+        try FileManager.default.createDirectory(at: dir.url.appending(path: "dotfiles"), withIntermediateDirectories: true)
+        let target = try dir.file("dotfiles/settings.plist", "<plist><dict/></plist>")
+        let link = dir.path("link.plist")
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: target)
+        #expect(try CLI.run("write", link, "k", "1").status == 0)
+        #expect(try FileManager.default.destinationOfSymbolicLink(atPath: link) == target)
+        #expect(try CLI.run("read", target, "k").stdout == "1\n")
+    }
+
     // MARK: 2. A value that does not parse exits 1; plain words stay text
 
     @Test(arguments: ["{ a = 1; ", "( a, b", "<0fz>", "\"unterminated", "{ a = 1; } extra"])
