@@ -23,7 +23,7 @@ let package = Package(
     targets: [
         .target(name: "SettingsPlist", swiftSettings: upcoming),
         .target(name: "Settings", dependencies: ["SettingsPlist"], swiftSettings: upcoming),
-        .executableTarget(name: "settings", dependencies: ["Settings", "SettingsPlist"], swiftSettings: upcoming),
+        .executableTarget(name: "settings", dependencies: ["SettingsPlist"], swiftSettings: upcoming),  // the tool edits files itself, under the library's lock: it loads no Observation or Dispatch
         .executableTarget(
             name: "SettingsExample",
             dependencies: ["Settings", "SettingsPlist"],

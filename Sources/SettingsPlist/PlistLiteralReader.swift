@@ -106,6 +106,24 @@ extension PlistValue {
     }
 }
 
+// MARK: - For the settings tool
+
+extension PlistValue {
+    /// Reads an XML or binary plist from a buffer, for the `settings` tool: the same as
+    /// ``init(decoding:options:)`` without its generic and `Result` wrappers, whose metadata the
+    /// runtime would instantiate by name (a scan of every protocol conformance in the process) at
+    /// the tool's every start.
+    package static func decodeBuffer(_ buffer: UnsafeBufferPointer<UInt8>) throws(PlistError) -> PlistValue {
+        try decode(buffer, options: PlistReadOptions())
+    }
+
+    /// Reads OpenStep text from UTF-8 bytes (CoreFoundation's rules: every scalar a string), for
+    /// the `settings` tool, without ``init(literal:options:inferringTypes:)``'s `Result` wrapper.
+    package static func literalBuffer(_ buffer: UnsafeBufferPointer<UInt8>) throws(PlistError) -> PlistValue {
+        try PlistLiteralReader.read(buffer, options: PlistReadOptions(), inferTypes: false)
+    }
+}
+
 // MARK: - The reader
 
 /// Reads OpenStep text property lists from UTF-8 bytes. Iterative (no recursion), so nesting is

@@ -1,67 +1,181 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
 #endif
-import Settings
 import SettingsPlist
 
-/// A `DOMAIN` argument: an application name, resolved as the library resolves its shared store
-/// (`$XDG_CONFIG_HOME/<name>/settings.plist`, `~/.config` when unset), or a path to a plist file
-/// (any argument that contains a `/` or ends in `.plist`).
+/// A `DOMAIN` argument: a file, or an application name resolved as the Settings library resolves
+/// its shared store (`$XDG_CONFIG_HOME/<name>/settings.plist`, `~/.config` when unset).
+///
+/// An argument is a file when it contains a `/`, ends in `.plist`, `.bplist` or `.json`, or
+/// names an existing file; anything else is an application name.
 struct Domain {
     let argument: String
-    let url: URL
+    let path: String
+    /// Whether the domain was named by application (its file and directories are owner-only).
+    let isApplication: Bool
 
     init(_ argument: String) throws(CLIError) {
         guard !argument.isEmpty else { throw .usage("DOMAIN must not be empty") }
         self.argument = argument
-        if argument.contains("/") || argument.hasSuffix(".plist") {
-            url = URL(filePath: argument)
+        if Self.isFileArgument(argument) {
+            path = argument
+            isApplication = false
         } else {
-            url = SettingsStore.defaultFileURL(application: argument)
+            path = Self.configDirectory() + "/" + argument + "/settings.plist"
+            isApplication = true
         }
     }
 
-    var path: String { url.path }
+    static func isFileArgument(_ argument: String) -> Bool {
+        if argument.contains("/") { return true }
+        for suffix in [".plist", ".bplist", ".json"] where argument.hasSuffix(suffix) { return true }
+        var s = stat()
+        return stat(argument, &s) == 0 && (s.st_mode & S_IFMT) == S_IFREG
+    }
 
-    /// The domain's contents: an empty dictionary when the file does not exist yet.
+    /// Where application domains live: `$XDG_CONFIG_HOME` when it is an absolute path, else
+    /// `$HOME/.config` (`HOME` when set and not empty, else the password database's home).
+    static func configDirectory() -> String {
+        if let xdg = environment("XDG_CONFIG_HOME"), xdg.hasPrefix("/") { return trimmed(xdg) }
+        var home = environment("HOME").flatMap { $0.isEmpty ? nil : $0 }
+        if home == nil, let entry = getpwuid(getuid()), let dir = entry.pointee.pw_dir {
+            home = String(cString: dir)
+        }
+        return trimmed(home ?? "/") + "/.config"
+    }
+
+    private static func environment(_ name: String) -> String? {
+        getenv(name).map { String(cString: $0) }
+    }
+
+    private static func trimmed(_ path: String) -> String {
+        var path = path
+        while path.count > 1, path.hasSuffix("/") { path.removeLast() }
+        return path == "/" ? "" : path
+    }
+
+    /// The domain's dictionary, or `nil` when its file does not exist. A file that cannot be
+    /// read or parsed, or whose root is not a dictionary, is an error naming it.
+    func existingContents() throws(CLIError) -> PlistDictionary? {
+        if case .missing = try Files.status(path) { return nil }
+        return try Self.dictionary(Input(file: path).value, path: path)
+    }
+
+    /// The domain's dictionary; a domain that does not exist is an error saying so.
     func contents() throws(CLIError) -> PlistDictionary {
-        guard FileManager.default.fileExists(atPath: path) else { return PlistDictionary() }
-        let value = try readValue(path)
+        guard let contents = try existingContents() else { throw missing }
+        return contents
+    }
+
+    var missing: CLIError { .failure("\(path): domain '\(argument)' does not exist") }
+
+    static func dictionary(_ value: PlistValue, path: String) throws(CLIError) -> PlistDictionary {
         guard case .dictionary(let dictionary) = value else {
-            throw .failure("\(path): the root is a \(value.typeName), expected a dict")
+            throw .failure("\(path): the root is \(value.typeNameWithArticle), expected a dictionary")
         }
         return dictionary
     }
 
-    /// Changes the domain through the library: an advisory lock, a merge of the keys changed here
-    /// onto the file's current contents, and a durable atomic write. Two `settings write`s at
-    /// once lose nothing.
-    func change(_ body: (SettingsStore) throws(CLIError) -> Void) throws(CLIError) {
-        SettingsDiagnostics.handler = { diagnostic in Console.error(diagnostic.message) }
-        let store = SettingsStore.file(url, autosaveDelay: nil, externalChanges: .ignored)
-        if let problem = store.loadError {
-            throw .failure(problem.description)
+    /// Changes the domain's file as the Settings library saves one: under the library's advisory
+    /// lock, `body` edits the file's current contents, and the result replaces the file
+    /// atomically and durably, keeping its format, permissions and owner. A running program that
+    /// uses the domain sees the change (it reloads the file and announces the changed keys).
+    ///
+    /// A file that cannot be read or does not parse is refused with one line naming it (and the
+    /// line and column): it is left exactly where and as it is. Nothing is written when `body`
+    /// changes nothing.
+    ///
+    /// - Parameters:
+    ///   - creating: whether a missing file is created (`write`, `import`); otherwise a missing
+    ///     domain is an error.
+    func edit(creating: Bool, _ body: (inout PlistDictionary) throws(CLIError) -> Void) throws(CLIError) {
+        // Refuse a malformed or unreadable file before anything else touches the directory.
+        let before = try existingContents()
+        if before == nil && !creating { throw missing }
+        if before == nil { try Files.createDirectories(for: Files.resolvingLinks(path)) }
+        let lock = try Files.lock(for: path)
+        defer { close(lock) }
+        // Read again under the lock: another writer may have changed it meanwhile.
+        var syntax = InputSyntax.xml
+        var dictionary = PlistDictionary()
+        if case .missing = try Files.status(path) {
+            guard creating else { throw missing }
+        } else {
+            let input = try Input(file: path)
+            guard input.syntax.isPropertyListFile else {
+                throw .failure("\(path): it is \(input.syntax.name), not a property list; convert it first (settings convert xml1 \(path))")
+            }
+            syntax = input.syntax
+            dictionary = try Self.dictionary(input.value, path: path)
         }
-        try body(store)
+        let original = dictionary
+        try body(&dictionary)
+        guard dictionary != original || before == nil else { return }
+        var bytes: [UInt8]
         do {
-            try store.flushNow()
+            bytes = try PlistValue.dictionary(dictionary).encodedBytes(as: syntax == .binary ? .binary : .xml)
         } catch {
-            throw .failure(error.description)
+            guard syntax == .xml else { throw .failure(error.inFile(path).description) }
+            do {
+                bytes = try PlistValue.dictionary(dictionary).encodedBytes(as: .binary)
+                Console.error("\(path): saved as a binary property list, because XML cannot carry a value in it (\(error.message))")
+            } catch {
+                throw .failure(error.inFile(path).description)
+            }
         }
+        try Files.replace(path, with: bytes, new: .ownerOnly)
     }
 }
 
-/// A `KEY` argument: `Root/Sub/Key` namespaces, `\/` for a literal slash.
-func parseKey(_ text: String) throws(CLIError) -> SettingsKey {
-    guard !text.isEmpty else { throw .usage("KEY must not be empty") }
-    return SettingsKey(text)
+/// A `KEY` argument: `Root/Sub/Key` key paths, `\/` for a slash and `\\` for a backslash inside a key.
+struct KeyPath {
+    let components: [String]
+
+    init(_ text: String) throws(CLIError) {
+        guard !text.isEmpty else { throw .usage("KEY must not be empty") }
+        var components: [String] = []
+        var current = ""
+        var escaping = false
+        for ch in text {
+            if escaping {
+                current.append(ch)
+                escaping = false
+            } else if ch == "\\" {
+                escaping = true
+            } else if ch == "/" {
+                components.append(current)
+                current = ""
+            } else {
+                current.append(ch)
+            }
+        }
+        if escaping { current.append("\\") }
+        components.append(current)
+        self.components = components
+    }
+
+    init(components: [String]) { self.components = components }
+
+    /// The canonical text: components joined by `/`, with `/` and `\` escaped.
+    var path: String {
+        components.map { component in
+            var out = ""
+            for ch in component {
+                if ch == "/" || ch == "\\" { out.append("\\") }
+                out.append(ch)
+            }
+            return out
+        }.joined(separator: "/")
+    }
 }
 
 extension PlistDictionary {
     /// The value at a key path.
-    func value(at key: SettingsKey) -> PlistValue? {
+    func value(at key: KeyPath) -> PlistValue? {
         var current: PlistValue = .dictionary(self)
         for component in key.components {
             guard case .dictionary(let dict) = current, let next = dict[component] else { return nil }
@@ -70,15 +184,42 @@ extension PlistDictionary {
         return current
     }
 
+    /// Sets (or with `nil` removes) the value at a key path, creating dictionaries on the way.
+    /// A value in the way that is not a dictionary is an error naming it.
+    mutating func setValue(_ value: PlistValue?, at key: KeyPath) throws(CLIError) {
+        try setValue(value, at: key.components[...], prefix: [])
+    }
+
+    private mutating func setValue(_ value: PlistValue?, at components: ArraySlice<String>, prefix: [String]) throws(CLIError) {
+        guard let first = components.first else { return }
+        let rest = components.dropFirst()
+        if rest.isEmpty {
+            _ = replaceValue(value, forKey: first)
+            return
+        }
+        var child: PlistDictionary
+        switch self[first] {
+        case .dictionary(let existing)?: child = existing
+        case nil:
+            guard value != nil else { return }
+            child = PlistDictionary()
+        case let other?:
+            let at = KeyPath(components: prefix + [first]).path
+            throw .failure("key '\(at)' holds \(other.typeNameWithArticle), not a dictionary")
+        }
+        try child.setValue(value, at: rest, prefix: prefix + [first])
+        _ = replaceValue(.dictionary(child), forKey: first)
+    }
+
     /// Every leaf key path, depth first, in file order (an empty dictionary is a leaf).
-    func leafPaths(prefix: [String] = []) -> [(SettingsKey, PlistValue)] {
-        var out: [(SettingsKey, PlistValue)] = []
+    func leafPaths(prefix: [String] = []) -> [(KeyPath, PlistValue)] {
+        var out: [(KeyPath, PlistValue)] = []
         for (key, value) in self {
             let path = prefix + [key]
             if case .dictionary(let child) = value, !child.isEmpty {
                 out += child.leafPaths(prefix: path)
             } else {
-                out.append((SettingsKey(components: path), value))
+                out.append((KeyPath(components: path), value))
             }
         }
         return out

@@ -1,9 +1,10 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
 #endif
-import Settings
 import SettingsPlist
 
 /// `settings read DOMAIN [KEY]`, like `defaults read`.
@@ -16,7 +17,8 @@ enum ReadCommand: Command {
         Prints the whole domain, or the value of KEY, in the OpenStep text syntax `defaults` uses.
         A string value of KEY prints as it is, without quotes.
           DOMAIN  an application name (its file is $XDG_CONFIG_HOME/NAME/settings.plist, ~/.config
-                  when unset), or a path to a plist file (contains '/' or ends in .plist)
+                  when unset), or a file: an argument that contains '/', ends in .plist, .bplist
+                  or .json, or names an existing file
           KEY     a key path: Root/Sub/Key (\\/ for a slash inside a key)
         Exits 1 when the domain does not exist or has no value for KEY.
         """
@@ -25,19 +27,56 @@ enum ReadCommand: Command {
         let positional = try plainArguments(arguments, command: name)
         guard (1...2).contains(positional.count) else { throw .usage("read: expected DOMAIN [KEY]") }
         let domain = try Domain(positional[0])
-        guard FileManager.default.fileExists(atPath: domain.path) else {
-            throw .failure("\(domain.path): domain '\(domain.argument)' does not exist")
-        }
         let contents = try domain.contents()
         guard positional.count == 2 else {
             Console.print(PlistValue.dictionary(contents).literalText)
             return
         }
-        let key = try parseKey(positional[1])
+        let key = try KeyPath(positional[1])
         guard let value = contents.value(at: key) else {
             throw .failure("\(domain.path): no value for key '\(key.path)'")
         }
         Console.print(value.displayText)
+    }
+}
+
+/// `settings read-type DOMAIN KEY`, like `defaults read-type`.
+enum ReadTypeCommand: Command {
+    static let name = "read-type"
+    static let summary = "print the type of a key (like defaults read-type)"
+    static let usage = """
+        usage: settings read-type DOMAIN KEY
+
+        Prints "Type is T", T one of string, integer, float, boolean, date, data, array,
+        dictionary (defaults' names). Exits 1 when the domain or KEY does not exist.
+        """
+
+    static func run(_ arguments: [String]) throws(CLIError) {
+        let positional = try plainArguments(arguments, command: name)
+        guard positional.count == 2 else { throw .usage("read-type: expected DOMAIN KEY") }
+        let domain = try Domain(positional[0])
+        let key = try KeyPath(positional[1])
+        guard let value = try domain.contents().value(at: key) else {
+            throw .failure("\(domain.path): no value for key '\(key.path)'")
+        }
+        Console.print("Type is \(value.defaultsTypeName)")
+    }
+}
+
+extension PlistValue {
+    /// The type as `defaults read-type` names it.
+    var defaultsTypeName: String {
+        switch self {
+        case .string: "string"
+        case .integer: "integer"
+        case .real: "float"
+        case .bool: "boolean"
+        case .date: "date"
+        case .data: "data"
+        case .array: "array"
+        case .dictionary: "dictionary"
+        case .uid: "uid"
+        }
     }
 }
 
@@ -48,50 +87,112 @@ enum WriteCommand: Command {
     static let usage = """
         usage: settings write DOMAIN KEY VALUE
                settings write DOMAIN KEY -string|-int|-float|-bool|-date|-data VALUE
-               settings write DOMAIN KEY -array [VALUE ...]
-               settings write DOMAIN KEY -dict [KEY VALUE ...]
+               settings write DOMAIN KEY -array [VALUE ...]      (-array-add appends)
+               settings write DOMAIN KEY -dict [KEY VALUE ...]   (-dict-add adds keys)
+               settings write DOMAIN '{ KEY = VALUE; ... }'      (replaces every key)
 
-        Writes VALUE under KEY (Root/Sub/Key creates the namespaces). An untyped VALUE is read in
-        the plist-literal syntax `defaults write` takes: '{ a = 1; }', '( x, y )', '<0fbd>',
-        "quoted text"; bare numbers and YES/NO become numbers and Booleans (quote them to keep
-        text: '"42"'), unless KEY already holds a string.
-        The write goes through the Settings library: locked, merged with what other processes
-        wrote, and durable when the command exits.
+        Writes VALUE under KEY (Root/Sub/Key creates the namespaces). An untyped VALUE that starts
+        with { ( < " or ' is read in the plist-literal syntax `defaults write` takes:
+        '{ a = 1; }', '( x, y )', '<0fbd>', '"quoted text"', and exits 1 when it does not parse;
+        bare numbers and YES/NO become numbers and Booleans (quote them to keep text: '"42"'),
+        unless KEY already holds a string; any other text is stored as it is.
+        -array and -dict values are strings. The file is changed under the Settings library's
+        lock, keeping its format, permissions and owner; a file that does not parse is refused
+        and left as it is.
         """
 
+    static let typeFlags: Set<String> = [
+        "-string", "-int", "-integer", "-float", "-bool", "-boolean", "-date", "-data",
+        "-array", "-array-add", "-dict", "-dict-add",
+    ]
+
     static func run(_ arguments: [String]) throws(CLIError) {
+        if arguments.count == 2, arguments[1].first(where: { !$0.isWhitespace }) == "{" {
+            return try replaceDomain(try Domain(arguments[0]), with: arguments[1])
+        }
         guard arguments.count >= 3 else { throw .usage("write: expected DOMAIN KEY VALUE") }
         let domain = try Domain(arguments[0])
-        let key = try parseKey(arguments[1])
+        let key = try KeyPath(arguments[1])
         let rest = Array(arguments[2...])
-        let typeFlags: Set<String> = ["-string", "-int", "-integer", "-float", "-bool", "-boolean", "-date", "-data", "-array", "-dict"]
-        try domain.change { store throws(CLIError) in
-            let value: PlistValue
-            if let flag = rest.first, typeFlags.contains(flag) {
-                if !["-array", "-dict"].contains(flag) && rest.count != 2 {
-                    throw .usage("write: \(flag) takes one value")
-                }
-                do throws(PlistError) {
-                    value = try PlistValue.fromDefaultsArgument(type: flag, Array(rest.dropFirst()))
-                } catch {
-                    throw .failure("\(domain.path): key '\(key.path)': \(error.message)")
-                }
-            } else {
-                guard rest.count == 1 else { throw .usage("write: expected one VALUE (quote it, or use -array / -dict)") }
-                value = literalValue(rest[0], existing: store.value(for: key, in: .user))
+        let flag = rest.first.flatMap { typeFlags.contains($0) ? $0 : nil }
+        if let flag, !["-array", "-array-add", "-dict", "-dict-add"].contains(flag), rest.count != 2 {
+            throw .usage("write: \(flag) takes one value")
+        }
+        if flag == nil, rest.count != 1 {
+            if let option = rest.first, option.hasPrefix("-"), PlistValue.inferredScalar(option) == nil {
+                throw .usage("write: unknown type \(option) (use -string, -int, -float, -bool, -date, -data, -array, -array-add, -dict or -dict-add)")
             }
-            store.set(value, for: key)
+            throw .usage("write: expected one VALUE (quote it, or use -array / -dict)")
+        }
+        try domain.edit(creating: true) { contents throws(CLIError) in
+            let existing = contents.value(at: key)
+            let value: PlistValue
+            switch flag {
+            case "-array-add"?:
+                let added = rest.dropFirst().map { PlistValue.string($0) }
+                switch existing {
+                case nil: value = .array(added)
+                case .array(let items)?: value = .array(items + added)
+                case let other?:
+                    throw .failure("\(domain.path): key '\(key.path)' holds \(other.typeNameWithArticle), not an array; not changed")
+                }
+            case "-dict-add"?:
+                let added = try typed("-dict", Array(rest.dropFirst()), domain: domain, key: key).dictionaryValue ?? PlistDictionary()
+                var dict: PlistDictionary
+                switch existing {
+                case nil: dict = PlistDictionary()
+                case .dictionary(let d)?: dict = d
+                case let other?:
+                    throw .failure("\(domain.path): key '\(key.path)' holds \(other.typeNameWithArticle), not a dictionary; not changed")
+                }
+                for (k, v) in added { _ = dict.replaceValue(v, forKey: k) }
+                value = .dictionary(dict)
+            case let flag?:
+                value = try typed(flag, Array(rest.dropFirst()), domain: domain, key: key)
+            case nil:
+                value = try untypedValue(rest[0], existing: existing, domain: domain, key: key)
+            }
+            do throws(CLIError) {
+                try contents.setValue(value, at: key)
+            } catch {
+                throw .failure("\(domain.path): \(error.message); not changed")
+            }
         }
     }
 
-    /// An untyped VALUE: a plist literal, typed where it is a bare number or Boolean.
-    static func literalValue(_ text: String, existing: PlistValue?) -> PlistValue {
-        if case .string? = existing, PlistValue.inferredScalar(text) != nil { return .string(text) }
-        if let scalar = PlistValue.inferredScalar(text) { return scalar }
-        if let value = try? PlistValue(literal: text, inferringTypes: true), text.first.map("{(<\"'".contains) == true {
-            return value
+    static func typed(_ flag: String, _ values: [String], domain: Domain, key: KeyPath) throws(CLIError) -> PlistValue {
+        do {
+            return try PlistValue.fromDefaultsArgument(type: flag, values)
+        } catch {
+            throw .failure("\(domain.path): key '\(key.path)': \(error.message)")
         }
-        return .string(text)
+    }
+
+    /// An untyped VALUE: a bare number or Boolean is typed (unless the key holds a string); text
+    /// that opens a plist literal must parse as one; anything else is text as it is.
+    static func untypedValue(_ text: String, existing: PlistValue?, domain: Domain, key: KeyPath) throws(CLIError) -> PlistValue {
+        if let scalar = PlistValue.inferredScalar(text) {
+            if case .string? = existing { return .string(text) }
+            return scalar
+        }
+        guard let first = text.first(where: { !$0.isWhitespace }), "{(<\"'".contains(first) else { return .string(text) }
+        do {
+            return try PlistValue(literal: text, inferringTypes: true)
+        } catch {
+            throw .failure("\(domain.path): key '\(key.path)': the value does not parse: \(error) (quote the whole value for text, or use -string)")
+        }
+    }
+
+    /// `write DOMAIN '{ ... }'`: the domain holds exactly the literal's keys.
+    static func replaceDomain(_ domain: Domain, with text: String) throws(CLIError) {
+        let value: PlistValue
+        do {
+            value = try PlistValue(literal: text, inferringTypes: true)
+        } catch {
+            throw .failure("\(domain.path): the value does not parse: \(error)")
+        }
+        let incoming = try Domain.dictionary(value, path: "the value")
+        try domain.edit(creating: true) { contents in contents = incoming }
     }
 }
 
@@ -103,26 +204,53 @@ enum DeleteCommand: Command {
         usage: settings delete DOMAIN [KEY]
 
         Removes KEY (a key path), or with no KEY every key of the domain (the file stays, empty).
-        Keys another process adds meanwhile are kept. Exits 1 when KEY does not exist.
+        Exits 1 when the domain or KEY does not exist.
         """
 
     static func run(_ arguments: [String]) throws(CLIError) {
         let positional = try plainArguments(arguments, command: name)
         guard (1...2).contains(positional.count) else { throw .usage("delete: expected DOMAIN [KEY]") }
         let domain = try Domain(positional[0])
-        guard FileManager.default.fileExists(atPath: domain.path) else {
-            throw .failure("\(domain.path): domain '\(domain.argument)' does not exist")
-        }
-        let key = positional.count == 2 ? try parseKey(positional[1]) : nil
-        try domain.change { store throws(CLIError) in
+        let key = positional.count == 2 ? try KeyPath(positional[1]) : nil
+        try domain.edit(creating: false) { contents throws(CLIError) in
             guard let key else {
-                store.removeAllUserValues()
+                contents = PlistDictionary()
                 return
             }
-            guard store.value(for: key, in: .user) != nil else {
+            guard contents.value(at: key) != nil else {
                 throw .failure("\(domain.path): no value for key '\(key.path)'")
             }
-            store.removeValue(for: key)
+            try contents.setValue(nil, at: key)
+        }
+    }
+}
+
+/// `settings rename DOMAIN OLD NEW`, like `defaults rename`.
+enum RenameCommand: Command {
+    static let name = "rename"
+    static let summary = "rename a key (like defaults rename)"
+    static let usage = """
+        usage: settings rename DOMAIN OLD_KEY NEW_KEY
+
+        Moves the value of OLD_KEY to NEW_KEY (key paths; a value already at NEW_KEY is replaced).
+        Exits 1 when the domain or OLD_KEY does not exist.
+        """
+
+    static func run(_ arguments: [String]) throws(CLIError) {
+        let positional = try plainArguments(arguments, command: name)
+        guard positional.count == 3 else { throw .usage("rename: expected DOMAIN OLD_KEY NEW_KEY") }
+        let domain = try Domain(positional[0])
+        let old = try KeyPath(positional[1]), new = try KeyPath(positional[2])
+        try domain.edit(creating: false) { contents throws(CLIError) in
+            guard let value = contents.value(at: old) else {
+                throw .failure("\(domain.path): no value for key '\(old.path)'")
+            }
+            do throws(CLIError) {
+                try contents.setValue(nil, at: old)
+                try contents.setValue(value, at: new)
+            } catch {
+                throw .failure("\(domain.path): \(error.message); not changed")
+            }
         }
     }
 }
@@ -141,11 +269,95 @@ enum KeysCommand: Command {
     static func run(_ arguments: [String]) throws(CLIError) {
         let positional = try plainArguments(arguments, command: name)
         guard positional.count == 1 else { throw .usage("keys: expected DOMAIN") }
-        let domain = try Domain(positional[0])
-        guard FileManager.default.fileExists(atPath: domain.path) else {
-            throw .failure("\(domain.path): domain '\(domain.argument)' does not exist")
+        for (key, _) in try Domain(positional[0]).contents().leafPaths() { Console.print(key.path) }
+    }
+}
+
+/// `settings domains`, like `defaults domains`.
+enum DomainsCommand: Command {
+    static let name = "domains"
+    static let summary = "list the application domains (like defaults domains)"
+    static let usage = """
+        usage: settings domains
+
+        Prints the names of the application domains, comma-separated on one line as `defaults`
+        does: every directory of $XDG_CONFIG_HOME (~/.config when unset) holding a settings.plist.
+        """
+
+    static func run(_ arguments: [String]) throws(CLIError) {
+        guard try plainArguments(arguments, command: name).isEmpty else { throw .usage("domains: takes no arguments") }
+        Console.print(applicationDomains().joined(separator: ", "))
+    }
+
+    /// The names, sorted.
+    static func applicationDomains() -> [String] {
+        let base = Domain.configDirectory()
+        guard let dir = opendir(base.isEmpty ? "/" : base) else { return [] }
+        defer { closedir(dir) }
+        var names: [String] = []
+        while let entry = readdir(dir) {
+            let name = withUnsafePointer(to: &entry.pointee.d_name) { pointer in
+                String(cString: UnsafeRawPointer(pointer).assumingMemoryBound(to: CChar.self))
+            }
+            guard !name.hasPrefix(".") else { continue }
+            var s = stat()
+            if stat(base + "/" + name + "/settings.plist", &s) == 0, (s.st_mode & S_IFMT) == S_IFREG { names.append(name) }
         }
-        for (key, _) in try domain.contents().leafPaths() { Console.print(key.path) }
+        return names.sorted()
+    }
+}
+
+/// `settings find WORD`, like `defaults find`.
+enum FindCommand: Command {
+    static let name = "find"
+    static let summary = "search every domain's keys and values for a word (like defaults find)"
+    static let usage = """
+        usage: settings find WORD
+
+        Searches every application domain for WORD (any letter case) in its name, its key paths
+        and its values, and prints, for each domain with a match, the top-level keys that match:
+          Found 1 keys in domain 'MyApp': { ... }
+        Exits 1 when a domain's file cannot be read (the others are still searched).
+        """
+
+    static func run(_ arguments: [String]) throws(CLIError) {
+        let positional = try plainArguments(arguments, command: name)
+        guard positional.count == 1 else { throw .usage("find: expected WORD") }
+        let word = positional[0].lowercased()
+        var found = false, failed = false
+        for name in DomainsCommand.applicationDomains() {
+            let contents: PlistDictionary
+            do {
+                contents = try Domain(name).contents()
+            } catch {
+                Console.error(error.message)
+                failed = true
+                continue
+            }
+            var matches = PlistDictionary()
+            for (key, value) in contents where name.lowercased().contains(word) || key.lowercased().contains(word) || value.contains(word) {
+                _ = matches.replaceValue(value, forKey: key)
+            }
+            guard !matches.isEmpty else { continue }
+            found = true
+            Console.print("Found \(matches.count) keys in domain '\(name)': " + PlistValue.dictionary(matches).literalText)
+        }
+        if !found { Console.print("No domain, key, nor value containing '\(positional[0])'") }
+        if failed { throw .silentFailure }
+    }
+}
+
+extension PlistValue {
+    /// Whether a key or a scalar's text anywhere in this value contains `word` (lower-cased).
+    func contains(_ word: String) -> Bool {
+        switch self {
+        case .dictionary(let dict):
+            return dict.contains { $0.key.lowercased().contains(word) || $0.value.contains(word) }
+        case .array(let items):
+            return items.contains { $0.contains(word) }
+        default:
+            return displayText.lowercased().contains(word)
+        }
     }
 }
 
@@ -156,23 +368,15 @@ enum ImportCommand: Command {
     static let usage = """
         usage: settings import DOMAIN FILE
 
-        Makes the domain hold exactly the keys of FILE (XML, binary or typed JSON; '-' reads
-        standard input): keys of FILE are written, other keys of the domain removed.
+        Makes the domain hold exactly the keys of FILE (XML, binary, JSON, typed JSON or OpenStep
+        text; '-' reads standard input).
         """
 
     static func run(_ arguments: [String]) throws(CLIError) {
         guard arguments.count == 2 else { throw .usage("import: expected DOMAIN FILE") }
         let domain = try Domain(arguments[0])
-        let value = arguments[1] == "-" ? try parseInput(readStandardInput(), name: "<stdin>") : try readValue(arguments[1])
-        guard case .dictionary(let incoming) = value else {
-            throw .failure("\(arguments[1]): the root is a \(value.typeName), expected a dict")
-        }
-        try domain.change { store in
-            for key in store.contents(of: .user).keys where incoming[key] == nil {
-                store.removeValue(for: SettingsKey(components: [key]))
-            }
-            for (key, value) in incoming { store.set(value, for: SettingsKey(components: [key])) }
-        }
+        let incoming = try Domain.dictionary(Input(file: arguments[1]).value, path: arguments[1])
+        try domain.edit(creating: true) { contents in contents = incoming }
     }
 }
 
@@ -183,8 +387,8 @@ enum ExportCommand: Command {
     static let usage = """
         usage: settings export DOMAIN FILE [--binary]
 
-        Writes the domain's keys to FILE as an XML plist (binary with --binary), atomically;
-        '-' writes to standard output.
+        Writes the domain's keys to FILE as an XML plist (binary with --binary), atomically,
+        keeping an existing FILE's permissions and owner; '-' writes to standard output.
         """
 
     static func run(_ arguments: [String]) throws(CLIError) {
@@ -195,22 +399,14 @@ enum ExportCommand: Command {
         }
         guard positional.count == 2 else { throw .usage("export: expected DOMAIN FILE") }
         let domain = try Domain(positional[0])
-        guard FileManager.default.fileExists(atPath: domain.path) else {
-            throw .failure("\(domain.path): domain '\(domain.argument)' does not exist")
-        }
-        let bytes: Data
+        let contents = try domain.contents()
+        let bytes: [UInt8]
         do {
-            bytes = try PlistValue.dictionary(try domain.contents()).encoded(as: binary ? .binary : .xml)
-        } catch let error as CLIError {
-            throw error
+            bytes = try PlistValue.dictionary(contents).encodedBytes(as: binary ? .binary : .xml)
         } catch {
-            throw .failure("\(domain.path): \(error)")
+            throw .failure(error.inFile(domain.path).description)
         }
-        if positional[1] == "-" {
-            Console.write(Array(bytes))
-        } else {
-            try writeFile(bytes, to: positional[1])
-        }
+        try Output(positional[1]).write(bytes)
     }
 }
 
@@ -220,4 +416,20 @@ func plainArguments(_ arguments: [String], command: String) throws(CLIError) -> 
         throw .usage("\(command): unknown option \(option)")
     }
     return arguments
+}
+
+/// Where a command's result goes: a file (replaced atomically, keeping its permissions and
+/// owner) or, for `-`, standard output.
+struct Output {
+    let path: String
+
+    init(_ path: String) { self.path = path }
+
+    func write(_ bytes: [UInt8]) throws(CLIError) {
+        if path == "-" {
+            Console.write(bytes)
+        } else {
+            try Files.replace(path, with: bytes)
+        }
+    }
 }

@@ -9,8 +9,10 @@ struct CLI {
         var stderr: String
     }
 
-    /// The `settings` executable beside the test bundle (SwiftPM builds every product for `swift test`).
+    /// The `settings` executable beside the test bundle (SwiftPM builds every product for `swift test`),
+    /// or `$SETTINGS_CLI` (to run the tests against another build, e.g. an older one).
     static var executable: URL {
+        if let path = ProcessInfo.processInfo.environment["SETTINGS_CLI"], !path.isEmpty { return URL(filePath: path) }
         var dir = URL(filePath: CommandLine.arguments[0]).deletingLastPathComponent()
         // On Apple platforms the test runner sits inside the .xctest bundle.
         while dir.path.contains(".xctest") { dir = dir.deletingLastPathComponent() }
@@ -21,8 +23,9 @@ struct CLI {
         try run(arguments, environment: [:])
     }
 
-    static func run(_ arguments: [String], environment: [String: String]) throws -> Output {
+    static func run(_ arguments: [String], environment: [String: String], in directory: URL? = nil) throws -> Output {
         let process = Process()
+        if let directory { process.currentDirectoryURL = directory }
         process.executableURL = executable
         process.arguments = arguments
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
@@ -111,7 +114,8 @@ struct CLITests {
         #expect(process.terminationStatus == 2)
     }
 
-    @Test(arguments: ["read", "write", "delete", "keys", "import", "export", "print", "convert", "lint", "diff"])
+    @Test(arguments: ["read", "read-type", "write", "delete", "rename", "keys", "domains", "find", "import", "export",
+                      "print", "convert", "lint", "extract", "type", "insert", "replace", "remove", "diff"])
     func everyCommandHasHelp(command: String) throws {
         let out = try CLI.run(command, "--help")
         #expect(out.status == 0)

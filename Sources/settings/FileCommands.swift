@@ -1,0 +1,325 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import SettingsPlist
+
+/// `settings print [-p | --xml | --json | --typed-json | --openstep] FILE`.
+enum PrintCommand: Command {
+    static let name = "print"
+    static let summary = "print a plist file: human-readable (-p), XML, JSON, typed JSON or OpenStep"
+    static let usage = """
+        usage: settings print [-p | --xml | --json | --typed-json | --openstep] FILE
+               settings -p FILE                      (plutil -p)
+
+        Prints FILE ('-' reads standard input; XML, binary, JSON, typed JSON or OpenStep text).
+          -p             human-readable, like plutil -p ("key" => value); not for machines
+          --xml          as an XML plist (the default)
+          --json         as plain JSON with two-space indentation (dates and data have no JSON
+                         form: refused, naming the key path; use --typed-json for them)
+          --typed-json   as canonical typed JSON: {"dict": [["key", {"int": 1}], ...]}
+          --openstep     as OpenStep text, as `read` prints a domain
+        Exits 1 with a one-line error naming the file and position when FILE is malformed.
+        """
+
+    enum Style { case human, xml, json, typedJSON, openStep }
+
+    static func run(_ arguments: [String]) throws(CLIError) {
+        var style = Style.xml
+        var files: [String] = []
+        for arg in arguments {
+            switch arg {
+            case "-p": style = .human
+            case "--xml": style = .xml
+            case "--typed-json": style = .typedJSON
+            case "--json": style = .json
+            case "--openstep": style = .openStep
+            case _ where arg.hasPrefix("-") && arg != "-": throw .usage("print: unknown option \(arg)")
+            default: files.append(arg)
+            }
+        }
+        guard files.count == 1, let file = files.first else { throw .usage("print: expected one FILE") }
+        let value = try Input(file: file).value
+        switch style {
+        case .human: Console.print(Render.human(value))
+        case .typedJSON: Console.print(value.typedJSON())
+        case .openStep: Console.print(value.literalText)
+        case .json: Console.print(try Render.json(value, readable: true, file: file, hint: " (use --typed-json)"))
+        case .xml:
+            do {
+                Console.write(try value.encodedBytes(as: .xml))
+            } catch {
+                throw .failure(error.inFile(file).description)
+            }
+        }
+    }
+}
+
+/// `settings convert xml1|binary1|json FILE... [-r] [-o OUT | -e EXT]`, like `plutil -convert`.
+enum ConvertCommand: Command {
+    static let name = "convert"
+    static let summary = "convert plist files to xml1, binary1 or json (like plutil -convert)"
+    static let usage = """
+        usage: settings convert xml1|binary1|json [-r] [-o OUT | -e EXT] FILE...
+               settings -convert FORMAT ...          (plutil -convert)
+
+        Reads each FILE (XML, binary, JSON, typed JSON or OpenStep text) and rewrites it as FORMAT:
+          xml1 (or xml)        an XML plist, laid out like Apple's tools
+          binary1 (or binary)  a binary bplist00
+          json                 plain JSON on one line, as plutil writes it (-r: indented); a plist
+                               holding dates or data is refused, naming the key path
+        Replaces FILE atomically, keeping its permissions and owner, unless -o OUT (one FILE;
+        '-' writes to standard output) or -e EXT (FILE with its extension replaced by EXT).
+        """
+
+    static func run(_ arguments: [String]) throws(CLIError) {
+        let args = try PlutilArguments(arguments, command: name, allowed: ["-o", "-e", "-r", "-s"])
+        guard let formatName = args.positional.first else { throw .usage("convert: expected FORMAT and FILE") }
+        let files = Array(args.positional.dropFirst())
+        guard !files.isEmpty else { throw .usage("convert: expected FORMAT and FILE") }
+        if args.output != nil && files.count > 1 { throw .usage("convert: -o takes one FILE") }
+        if args.output != nil && args.outputExtension != nil { throw .usage("convert: use -o or -e, not both") }
+        let format: PlistFormat?
+        switch formatName {
+        case "xml1", "xml": format = .xml
+        case "binary1", "binary": format = .binary
+        case "json": format = nil
+        default: throw .usage("convert: unknown format '\(formatName)' (use xml1, binary1 or json)")
+        }
+        for file in files {
+            let value = try Input(file: file).value
+            let bytes: [UInt8]
+            if let format {
+                do {
+                    bytes = try value.encodedBytes(as: format)
+                } catch {
+                    throw .failure(error.inFile(file).description)
+                }
+            } else {
+                bytes = Array((try Render.json(value, readable: args.readable, file: file) + "\n").utf8)
+            }
+            try Output(target(for: file, args)).write(bytes)
+        }
+    }
+
+    /// Where the result of converting `file` goes.
+    static func target(for file: String, _ args: PlutilArguments) -> String {
+        if let output = args.output { return output }
+        guard let ext = args.outputExtension else { return file }
+        let name = Files.name(of: file)
+        guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { return file + "." + ext }
+        return String(file.dropLast(name.distance(from: dot, to: name.endIndex))) + "." + ext
+    }
+}
+
+/// `settings lint [-s] [--strict] FILE...`, like `plutil -lint`.
+enum LintCommand: Command {
+    static let name = "lint"
+    static let summary = "check that plist files parse (like plutil -lint)"
+    static let usage = """
+        usage: settings lint [-s] [--strict] FILE...
+               settings -lint [-s] FILE...           (plutil -lint)
+
+        Checks each FILE (XML, binary, JSON, typed JSON or OpenStep text). Prints `FILE: OK` for
+        a good file (-s: nothing), and for a bad one the error as `FILE:LINE:COL: message` (text)
+        or `FILE: byte N: message` (binary), on standard error. Exits 1 when any file fails.
+        XML <date> text with fields out of range and <data> that is not well-formed base64 are
+        read as CoreFoundation reads them, and reported as `FILE:LINE:COL: warning: ...`;
+        --strict makes them failures.
+        """
+
+    static func run(_ arguments: [String]) throws(CLIError) {
+        let args = try PlutilArguments(arguments, command: name, allowed: ["-s", "--strict"])
+        guard !args.positional.isEmpty else { throw .usage("lint: expected at least one FILE") }
+        var failed = 0
+        for file in args.positional {
+            do {
+                let bytes = file == "-" ? try Console.readStandardInput() : try Files.read(file)
+                let input = try Input(parsing: bytes, name: file == "-" ? "<stdin>" : file)
+                let warnings = input.syntax == .xml ? Strict.warnings(xml: bytes) : []
+                for w in warnings {
+                    Console.print("\(file):\(w.line):\(w.column): \(args.strict ? "error" : "warning"): \(w.message)", to: .error)
+                }
+                if args.strict && !warnings.isEmpty {
+                    failed += 1
+                } else if !args.silent {
+                    Console.print("\(file): OK")
+                }
+            } catch {
+                Console.print(error.message, to: .error)
+                failed += 1
+            }
+        }
+        if failed > 0 { throw .silentFailure }
+    }
+}
+
+/// `settings extract KEYPATH FORMAT FILE`, like `plutil -extract`.
+enum ExtractCommand: Command {
+    static let name = "extract"
+    static let summary = "print the value at a dotted key path (like plutil -extract)"
+    static let usage = """
+        usage: settings extract KEYPATH xml1|binary1|json|raw [-r] [-n] [-expect TYPE] [-o OUT] FILE
+               settings -extract KEYPATH FORMAT ... FILE     (plutil -extract)
+
+        Prints the value at KEYPATH (plutil's syntax: keys and array indexes separated by '.',
+        '\\.' for a dot inside a key) in FORMAT: a plist, JSON (-r: indented), or raw: a string as
+        it is, numbers, true/false, dates in ISO 8601, data in base64 (-n: no newline after it).
+        Without -o the result goes to standard output (plutil replaces FILE). -expect TYPE exits
+        1 unless the value has that type (see `settings type`).
+        """
+
+    static func run(_ arguments: [String]) throws(CLIError) {
+        let args = try PlutilArguments(arguments, command: name, allowed: ["-o", "-r", "-n", "-expect", "-s"])
+        guard args.positional.count == 3 else { throw .usage("extract: expected KEYPATH FORMAT FILE") }
+        let (keyPath, formatName, file) = (DottedKeyPath(args.positional[0]), args.positional[1], args.positional[2])
+        let value = try namingFile(file) { () throws(CLIError) in try keyPath.value(in: Input(file: file).value) }
+        if let expected = args.expect, expected != value.plutilTypeName {
+            throw .failure("\(file): the value at key path '\(keyPath.text)' is \(value.plutilTypeName), expected \(expected)")
+        }
+        let bytes: [UInt8]
+        switch formatName {
+        case "xml1", "xml", "binary1", "binary":
+            do {
+                bytes = try value.encodedBytes(as: formatName.hasPrefix("xml") ? .xml : .binary)
+            } catch {
+                throw .failure(error.inFile(file).description)
+            }
+        case "json":
+            bytes = Array((try Render.json(value, readable: args.readable, file: file) + "\n").utf8)
+        case "raw":
+            let text: String
+            switch value {
+            case .string(let s): text = s
+            case .bool(let b): text = b ? "true" : "false"
+            case .date: text = value.description
+            case .data(let d): text = d.base64EncodedString()
+            case .integer, .real: text = value.displayText
+            default:
+                throw .failure("\(file): the value at key path '\(keyPath.text)' is \(value.typeNameWithArticle); raw prints only strings, numbers, Booleans, dates and data (use xml1 or json)")
+            }
+            bytes = Array((args.noNewline ? text : text + "\n").utf8)
+        default:
+            throw .usage("extract: unknown format '\(formatName)' (use xml1, binary1, json or raw)")
+        }
+        try Output(args.output ?? "-").write(bytes)
+    }
+}
+
+/// `settings type KEYPATH FILE`, like `plutil -type`.
+enum TypeCommand: Command {
+    static let name = "type"
+    static let summary = "print the type of the value at a dotted key path (like plutil -type)"
+    static let usage = """
+        usage: settings type KEYPATH [-expect TYPE] FILE
+               settings -type KEYPATH FILE           (plutil -type)
+
+        Prints the type of the value at KEYPATH: dictionary, array, string, integer, float, bool,
+        date or data. -expect TYPE exits 1 unless it is that type.
+        """
+
+    static func run(_ arguments: [String]) throws(CLIError) {
+        let args = try PlutilArguments(arguments, command: name, allowed: ["-expect"])
+        guard args.positional.count == 2 else { throw .usage("type: expected KEYPATH FILE") }
+        let keyPath = DottedKeyPath(args.positional[0]), file = args.positional[1]
+        let value = try namingFile(file) { () throws(CLIError) in try keyPath.value(in: Input(file: file).value) }
+        if let expected = args.expect, expected != value.plutilTypeName {
+            throw .failure("\(file): the value at key path '\(keyPath.text)' is \(value.plutilTypeName), expected \(expected)")
+        }
+        Console.print(value.plutilTypeName)
+    }
+}
+
+/// `settings insert|replace|remove KEYPATH ... FILE`, like `plutil -insert`, `-replace`, `-remove`.
+enum EditCommand {
+    static let typeList = "-bool YES|NO, -integer N, -float N, -string TEXT, -date ISO8601, -data BASE64, -xml PLIST, -json JSON, -array, -dictionary"
+
+    static func run(_ edit: DottedKeyPath.Edit, command: String, _ arguments: [String]) throws(CLIError) {
+        var allowed: Set<String> = ["-o", "-r", "-s"]
+        if edit != .remove { allowed.insert("TYPE") }
+        if edit == .insert { allowed.insert("-append") }
+        let args = try PlutilArguments(arguments, command: command, allowed: allowed)
+        guard args.positional.count == 2 else {
+            throw .usage(edit == .remove ? "remove: expected KEYPATH FILE" : "\(command): expected KEYPATH -TYPE VALUE FILE")
+        }
+        let keyPath = DottedKeyPath(args.positional[0]), file = args.positional[1]
+        let value = edit == .remove ? nil : try args.typedValue(command: command)
+        let input = try Input(file: file)
+        var root = input.value
+        try namingFile(file) { () throws(CLIError) in try keyPath.apply(args.append ? .append : edit, value, to: &root) }
+        let bytes: [UInt8]
+        switch input.syntax {
+        case .json:
+            bytes = Array((try Render.json(root, readable: args.readable, file: file) + "\n").utf8)
+        case .typedJSON:
+            bytes = Array((root.typedJSON() + "\n").utf8)
+        case .xml, .binary, .openStep:
+            do {
+                bytes = try root.encodedBytes(as: input.syntax == .binary ? .binary : .xml)
+            } catch {
+                throw .failure(error.inFile(file).description)
+            }
+        }
+        try Output(args.output ?? file).write(bytes)
+    }
+}
+
+/// `settings insert`.
+enum InsertCommand: Command {
+    static let name = "insert"
+    static let summary = "insert a value at a dotted key path (like plutil -insert)"
+    static let usage = """
+        usage: settings insert KEYPATH -TYPE VALUE [-append] [-o OUT] FILE
+               settings -insert KEYPATH -TYPE VALUE FILE     (plutil -insert)
+
+        Inserts the value at KEYPATH (keys and array indexes separated by '.'); exits 1 when a
+        value is already there (use replace). An array index inserts before that element; with
+        -append, KEYPATH names an array and the value is appended. Types: \(EditCommand.typeList).
+        FILE is rewritten in its format (OpenStep text becomes XML) atomically, keeping its
+        permissions and owner, unless -o OUT ('-' for standard output). A FILE that does not
+        parse is refused and left as it is.
+        """
+
+    static func run(_ arguments: [String]) throws(CLIError) { try EditCommand.run(.insert, command: name, arguments) }
+}
+
+/// `settings replace`.
+enum ReplaceCommand: Command {
+    static let name = "replace"
+    static let summary = "set the value at a dotted key path (like plutil -replace)"
+    static let usage = """
+        usage: settings replace KEYPATH -TYPE VALUE [-o OUT] FILE
+               settings -replace KEYPATH -TYPE VALUE FILE    (plutil -replace)
+
+        Sets the value at KEYPATH, whether or not one is there (the containers on the way must
+        exist). Types: \(EditCommand.typeList). FILE is rewritten as insert rewrites it.
+        """
+
+    static func run(_ arguments: [String]) throws(CLIError) { try EditCommand.run(.replace, command: name, arguments) }
+}
+
+/// `settings remove`.
+enum RemoveCommand: Command {
+    static let name = "remove"
+    static let summary = "remove the value at a dotted key path (like plutil -remove)"
+    static let usage = """
+        usage: settings remove KEYPATH [-o OUT] FILE
+               settings -remove KEYPATH FILE         (plutil -remove)
+
+        Removes the value at KEYPATH; exits 1 when there is none. FILE is rewritten as insert
+        rewrites it.
+        """
+
+    static func run(_ arguments: [String]) throws(CLIError) { try EditCommand.run(.remove, command: name, arguments) }
+}
+
+/// Runs `body`, prefixing a failure's message with the file's name.
+func namingFile<T>(_ file: String, _ body: () throws(CLIError) -> T) throws(CLIError) -> T {
+    do {
+        return try body()
+    } catch {
+        guard error.status == .failure, !error.message.hasPrefix(file + ":"), !error.message.hasPrefix("<stdin>") else { throw error }
+        throw .failure("\(file): \(error.message)")
+    }
+}

@@ -1,0 +1,261 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import SettingsPlist
+
+/// `plutil`-style arguments: options may come anywhere, `--` ends them.
+struct PlutilArguments {
+    var positional: [String] = []
+    /// `-o PATH` (`-` is standard output).
+    var output: String?
+    /// `-e EXT`: write beside the input with this extension.
+    var outputExtension: String?
+    /// `-r`: readable JSON.
+    var readable = false
+    /// `-n`: no newline after raw output.
+    var noNewline = false
+    /// `-s`: silent on success.
+    var silent = false
+    /// `--strict` (lint).
+    var strict = false
+    /// `-append` (insert).
+    var append = false
+    /// `-expect TYPE` (extract, type).
+    var expect: String?
+    /// A type flag and its value (insert, replace).
+    var typed: (flag: String, value: String?)?
+
+    /// Options every command here takes (`-o`, `-r` ...) are accepted only where listed in `allowed`.
+    init(_ arguments: [String], command: String, allowed: Set<String>) throws(CLIError) {
+        var i = 0
+        var optionsEnded = false
+        func next(_ option: String) throws(CLIError) -> String {
+            guard i + 1 < arguments.count else { throw .usage("\(command): \(option) needs a value") }
+            i += 1
+            return arguments[i]
+        }
+        while i < arguments.count {
+            let arg = arguments[i]
+            defer { i += 1 }
+            if optionsEnded || !arg.hasPrefix("-") || arg == "-" {
+                positional.append(arg)
+                continue
+            }
+            if arg == "--" {
+                optionsEnded = true
+                continue
+            }
+            guard allowed.contains(arg) || (allowed.contains("TYPE") && Self.typeFlags.contains(arg)) else {
+                throw .usage("\(command): unknown option \(arg)")
+            }
+            switch arg {
+            case "-o": output = try next(arg)
+            case "-e": outputExtension = try next(arg)
+            case "-r": readable = true
+            case "-n": noNewline = true
+            case "-s": silent = true
+            case "--strict": strict = true
+            case "-append": append = true
+            case "-expect": expect = try next(arg)
+            case "-array", "-dictionary", "-dict":
+                guard typed == nil else { throw .usage("\(command): more than one type given") }
+                typed = (arg, nil)
+            default:
+                guard typed == nil else { throw .usage("\(command): more than one type given") }
+                typed = (arg, try next(arg))
+            }
+        }
+    }
+
+    static let typeFlags: Set<String> = [
+        "-bool", "-integer", "-int", "-float", "-string", "-date", "-data", "-xml", "-json", "-array", "-dictionary", "-dict",
+    ]
+
+    /// The value of a `plutil -insert`/`-replace` type flag: `-bool YES|NO`, `-integer N`,
+    /// `-float N`, `-string TEXT`, `-date ISO8601`, `-data BASE64`, `-xml PLIST`, `-json JSON`,
+    /// `-array` and `-dictionary` (empty).
+    func typedValue(command: String) throws(CLIError) -> PlistValue {
+        guard let (flag, text) = typed else {
+            throw .usage("\(command): expected a type and value (-bool, -integer, -float, -string, -date, -data, -xml, -json, -array or -dictionary)")
+        }
+        let value = text ?? ""
+        switch flag {
+        case "-array": return .array([])
+        case "-dictionary", "-dict": return .dictionary(PlistDictionary())
+        case "-data":
+            guard let data = Data(base64Encoded: value, options: .ignoreUnknownCharacters), Strict.isBase64(Array(value.utf8)) else {
+                throw .failure("\(command): -data: \"\(value)\" is not valid base64")
+            }
+            return .data(data)
+        case "-xml":
+            return try Input(parsing: Array(value.utf8), name: "-xml value").value
+        case "-json":
+            var reader = JSONReader(Array(value.utf8))
+            do {
+                return try reader.read()
+            } catch {
+                throw .failure("-json value: \(error)")
+            }
+        default:
+            let name = flag == "-integer" ? "-int" : flag
+            do {
+                return try PlistValue.fromDefaultsArgument(type: name, [value])
+            } catch {
+                throw .failure("\(command): \(error.message)")
+            }
+        }
+    }
+}
+
+/// A `plutil` key path: dictionary keys and array indexes separated by `.` (`\.` for a dot
+/// inside a key, `\\` for a backslash).
+struct DottedKeyPath {
+    let text: String
+    let components: [String]
+
+    init(_ text: String) {
+        self.text = text
+        var components: [String] = []
+        var current = ""
+        var escaping = false
+        for ch in text {
+            if escaping {
+                current.append(ch)
+                escaping = false
+            } else if ch == "\\" {
+                escaping = true
+            } else if ch == "." {
+                components.append(current)
+                current = ""
+            } else {
+                current.append(ch)
+            }
+        }
+        if escaping { current.append("\\") }
+        components.append(current)
+        self.components = components
+    }
+
+    /// How a value is put at the key path.
+    enum Edit {
+        /// `-insert`: the key must not exist yet (an array index inserts before it; the count appends).
+        case insert
+        /// `-insert ... -append`: appended to the array at the key path.
+        case append
+        /// `-replace`: set, whether or not the key exists (an array index must exist).
+        case replace
+        /// `-remove`.
+        case remove
+    }
+
+    /// The value at the key path, or an error naming the first component not found.
+    func value(in root: PlistValue) throws(CLIError) -> PlistValue {
+        var current = root
+        for (i, component) in components.enumerated() {
+            switch current {
+            case .dictionary(let dict):
+                guard let next = dict[component] else { throw notFound(upTo: i) }
+                current = next
+            case .array(let items):
+                guard let index = Int(component), items.indices.contains(index) else { throw notFound(upTo: i) }
+                current = items[index]
+            default:
+                throw notFound(upTo: i)
+            }
+        }
+        return current
+    }
+
+    func notFound(upTo i: Int) -> CLIError {
+        .failure("no value at key path '\(text)' ('\(components[...i].joined(separator: "."))' not found)")
+    }
+
+    /// Applies `edit` with `value` to `root`. Containers on the way must exist.
+    func apply(_ edit: Edit, _ value: PlistValue?, to root: inout PlistValue) throws(CLIError) {
+        try apply(edit, value, to: &root, at: 0)
+    }
+
+    private func apply(_ edit: Edit, _ value: PlistValue?, to node: inout PlistValue, at i: Int) throws(CLIError) {
+        let component = components[i]
+        let isLast = i == components.count - 1
+        switch node {
+        case .dictionary(var dict):
+            if isLast && edit != .append {
+                switch edit {
+                case .insert:
+                    guard dict[component] == nil else {
+                        throw .failure("a value already exists at key path '\(text)' (use -replace)")
+                    }
+                    _ = dict.replaceValue(value, forKey: component)
+                case .replace:
+                    _ = dict.replaceValue(value, forKey: component)
+                default:
+                    guard dict.removeValue(forKey: component) != nil else { throw notFound(upTo: i) }
+                }
+            } else {
+                guard var child = dict[component] else { throw notFound(upTo: i) }
+                if isLast {
+                    guard case .array(var items) = child, let value else {
+                        throw .failure("-append: the value at key path '\(text)' is \(child.typeNameWithArticle), not an array")
+                    }
+                    items.append(value)
+                    child = .array(items)
+                } else {
+                    try apply(edit, value, to: &child, at: i + 1)
+                }
+                _ = dict.replaceValue(child, forKey: component)
+            }
+            node = .dictionary(dict)
+        case .array(var items):
+            guard let index = Int(component), index >= 0 else { throw notFound(upTo: i) }
+            if isLast && edit != .append {
+                switch edit {
+                case .insert:
+                    guard index <= items.count, let value else { throw notFound(upTo: i) }
+                    items.insert(value, at: index)
+                case .replace:
+                    guard let value, index <= items.count else { throw notFound(upTo: i) }
+                    if index == items.count { items.append(value) } else { items[index] = value }
+                default:
+                    guard index < items.count else { throw notFound(upTo: i) }
+                    items.remove(at: index)
+                }
+            } else {
+                guard index < items.count else { throw notFound(upTo: i) }
+                var child = items[index]
+                if isLast {
+                    guard case .array(var inner) = child, let value else {
+                        throw .failure("-append: the value at key path '\(text)' is \(child.typeNameWithArticle), not an array")
+                    }
+                    inner.append(value)
+                    child = .array(inner)
+                } else {
+                    try apply(edit, value, to: &child, at: i + 1)
+                }
+                items[index] = child
+            }
+            node = .array(items)
+        default:
+            throw .failure("key path '\(text)': '\(components[..<i].joined(separator: "."))' is \(node.typeNameWithArticle), not a dictionary or array")
+        }
+    }
+}
+
+extension PlistValue {
+    /// The type as `plutil -type` names it.
+    var plutilTypeName: String {
+        switch self {
+        case .string: "string"
+        case .integer: "integer"
+        case .real: "float"
+        case .bool: "bool"
+        case .date: "date"
+        case .data: "data"
+        case .array: "array"
+        case .dictionary: "dictionary"
+        case .uid: "uid"
+        }
+    }
+}

@@ -1,0 +1,128 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A subcommand of `settings`.
+protocol Command {
+    /// The name typed on the command line.
+    static var name: String { get }
+    /// One line for the command list.
+    static var summary: String { get }
+    /// The full `--help` text.
+    static var usage: String { get }
+    /// Runs with the arguments after the command name.
+    static func run(_ arguments: [String]) throws(CLIError)
+}
+
+/// The tool. A synchronous entry point: nothing here needs Swift concurrency's runtime to start.
+@main
+enum SettingsTool {
+    static func main() {
+        exit(run(Array(CommandLine.arguments.dropFirst())).rawValue)
+    }
+
+    /// Every command, in the order `settings --help` lists them.
+    static var commands: [any Command.Type] { [
+        ReadCommand.self, ReadTypeCommand.self, WriteCommand.self, DeleteCommand.self, RenameCommand.self,
+        KeysCommand.self, DomainsCommand.self, FindCommand.self, ImportCommand.self, ExportCommand.self,
+        PrintCommand.self, ConvertCommand.self, LintCommand.self, ExtractCommand.self, TypeCommand.self,
+        InsertCommand.self, ReplaceCommand.self, RemoveCommand.self, DiffCommand.self,
+    ] }
+
+    /// The command called `name`: a switch, so that starting one command instantiates no array
+    /// of every command's metatype.
+    static func lookup(_ name: String) -> (any Command.Type)? {
+        switch name {
+        case ReadCommand.name: ReadCommand.self
+        case ReadTypeCommand.name: ReadTypeCommand.self
+        case WriteCommand.name: WriteCommand.self
+        case DeleteCommand.name: DeleteCommand.self
+        case RenameCommand.name: RenameCommand.self
+        case KeysCommand.name: KeysCommand.self
+        case DomainsCommand.name: DomainsCommand.self
+        case FindCommand.name: FindCommand.self
+        case ImportCommand.name: ImportCommand.self
+        case ExportCommand.name: ExportCommand.self
+        case PrintCommand.name: PrintCommand.self
+        case ConvertCommand.name: ConvertCommand.self
+        case LintCommand.name: LintCommand.self
+        case ExtractCommand.name: ExtractCommand.self
+        case TypeCommand.name: TypeCommand.self
+        case InsertCommand.name: InsertCommand.self
+        case ReplaceCommand.name: ReplaceCommand.self
+        case RemoveCommand.name: RemoveCommand.self
+        case DiffCommand.name: DiffCommand.self
+        default: nil
+        }
+    }
+
+    /// `plutil`'s spellings: `settings -p FILE` runs `print -p FILE`, `settings -lint ...` runs `lint ...`.
+    static var plutilForms: [String: (command: any Command.Type, arguments: [String])] { [
+        "-p": (PrintCommand.self, ["-p"]),
+        "-lint": (LintCommand.self, []),
+        "-convert": (ConvertCommand.self, []),
+        "-extract": (ExtractCommand.self, []),
+        "-type": (TypeCommand.self, []),
+        "-insert": (InsertCommand.self, []),
+        "-replace": (ReplaceCommand.self, []),
+        "-remove": (RemoveCommand.self, []),
+    ] }
+
+    /// The tool's own help text.
+    static var usage: String {
+        var lines = [
+            "usage: settings COMMAND [ARGUMENTS]",
+            "",
+            "Reads, writes and converts property-list settings files, like defaults and plutil.",
+            "",
+            "commands:",
+        ]
+        for c in commands { lines.append("  " + c.name.padding(toLength: 10) + c.summary) }
+        lines.append("")
+        lines.append("plutil's forms work too: -p, -lint, -convert, -extract, -type, -insert, -replace, -remove.")
+        lines.append("Run 'settings COMMAND --help' for a command's arguments.")
+        return lines.joined(separator: "\n")
+    }
+
+    /// Picks the command, runs it, and turns failures into exit statuses.
+    static func run(_ arguments: [String]) -> ExitStatus {
+        guard let first = arguments.first else {
+            Console.print(usage, to: .error)
+            return .usage
+        }
+        if first == "--help" || first == "-h" || first == "help" || first == "-help" {
+            Console.print(usage)
+            return .success
+        }
+        let command: any Command.Type
+        var rest: [String]
+        if let named = lookup(first) {
+            command = named
+            rest = Array(arguments.dropFirst())
+        } else if first.hasPrefix("-"), let index = arguments.firstIndex(where: { plutilForms[$0] != nil }),
+                  let form = plutilForms[arguments[index]] {
+            // plutil takes options before the command too: `plutil -s -lint FILE`.
+            command = form.command
+            rest = form.arguments + arguments[..<index] + arguments[(index + 1)...]
+        } else {
+            Console.error("unknown command '\(first)'; run 'settings --help'")
+            return .usage
+        }
+        if rest.contains("--help") || rest.contains("-h") || rest.contains("-help") {
+            Console.print(command.usage)
+            return .success
+        }
+        do {
+            try command.run(rest)
+            return .success
+        } catch {
+            if !error.message.isEmpty { Console.error(error.message) }
+            if error.status == .usage { Console.print("Run 'settings \(command.name) --help' for usage.", to: .error) }
+            return error.status
+        }
+    }
+}
