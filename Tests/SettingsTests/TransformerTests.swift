@@ -126,9 +126,10 @@ private let roundTrips: [RoundTrip] = [
     .value("Data", Data([0, 1, 2, 255]), default: Data(), stored: .data(Data([0, 1, 2, 255]))),
     .value("URL https", URL(string: "https://example.com/a?b=c#d") ?? URL(filePath: "/"), default: URL(filePath: "/"),
            stored: .string("https://example.com/a?b=c#d")),
-    .value("URL file as path", URL(filePath: "/tmp/My Files/a.txt"), default: URL(filePath: "/"), stored: .string("/tmp/My Files/a.txt")),
+    .value("URL file as its absolute string", URL(filePath: "/tmp/My Files/a.txt"), default: URL(filePath: "/"),
+           stored: .string("file:///tmp/My%20Files/a.txt")),
     .value("URL directory keeps its slash", URL(filePath: "/tmp/dir/", directoryHint: .isDirectory), default: URL(filePath: "/"),
-           stored: .string("/tmp/dir/")),
+           stored: .string("file:///tmp/dir/")),
     .value("URL file with host stays a URL", URL(string: "file://localhost/tmp/x") ?? URL(filePath: "/"), default: URL(filePath: "/"),
            stored: .string("file://localhost/tmp/x")),
     .value("URL file with encoded slash stays a URL", URL(string: "file:///tmp/a%2Fb") ?? URL(filePath: "/"), default: URL(filePath: "/"),
@@ -318,6 +319,18 @@ struct TransformerTests {
         #expect(Setting("lower", default: UUID(), store: store).wrappedValue == sampleUUID)
         store["url"] = "file:///tmp/a%20b"
         #expect(Setting("url", default: fallback, store: store).wrappedValue == URL(filePath: "/tmp/a b"))
+    }
+
+    /// URLs are stored as their absolute string (`file:///…`), as MFDynamic and `Codable` store
+    /// them; plain paths, as earlier versions wrote them, still read.
+    @Test func fileURLsAreStoredAbsoluteAndPlainPathsStillRead() {
+        let store = SettingsStore.inMemory(["old": "/Users/ada/My Files/", "oldFile": "/tmp/a b.txt"])
+        let fallback = URL(filePath: "/fallback")
+        let url = Setting("new", default: fallback, store: store)
+        url.wrappedValue = URL(filePath: "/Users/ada/My Files/", directoryHint: .isDirectory)
+        #expect(store["new"] == "file:///Users/ada/My%20Files/")
+        #expect(Setting("old", default: fallback, store: store).wrappedValue == URL(filePath: "/Users/ada/My Files/", directoryHint: .isDirectory))
+        #expect(Setting("oldFile", default: fallback, store: store).wrappedValue == URL(filePath: "/tmp/a b.txt"))
     }
 
     // MARK: Registration
