@@ -47,8 +47,7 @@ enum DiffCommand: Command {
     static func run(_ arguments: [String]) throws(CLIError) {
         let positional = try plainArguments(arguments, command: name)
         guard positional.count == 2 else { throw .usage("diff: expected A B") }
-        let a = try Domain(positional[0]).contentsOrValue()
-        let b = try Domain(positional[1]).contentsOrValue()
+        let (a, b) = shown(try Domain(positional[0]).contentsOrValue(), try Domain(positional[1]).contentsOrValue())
         var lines: [String] = []
         compare(a, b, prefix: [], into: &lines)
         for line in lines { Console.print(line) }

@@ -30,7 +30,7 @@ enum PrintCommand: Command {
             }
         }
         guard files.count == 1, let file = files.first else { throw .usage("print: expected one FILE") }
-        let value = file == "-" ? try parseInput(readStandardInput(), name: "<stdin>") : try readValue(file)
+        let value = shown(file == "-" ? try parseInput(readStandardInput(), name: "<stdin>") : try readValue(file))
         switch style {
         case .typedJSON:
             Console.print(value.typedJSON())

@@ -18,7 +18,7 @@ func runTool(_ arguments: [String]) -> ExitStatus {
         Console.error("unknown command '\(name)'; run 'settings --help'")
         return .usage
     }
-    let rest = Array(arguments.dropFirst())
+    let rest = takingShowSecrets(Array(arguments.dropFirst()))
     if rest.contains("--help") || rest.contains("-h") {
         Console.print(command.usage)
         return .success

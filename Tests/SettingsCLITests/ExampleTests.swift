@@ -6,12 +6,18 @@ import Testing
 struct ExampleTests {
     /// Runs the example beside the test bundle and returns its standard output.
     static func runExample(_ arguments: [String], configHome: URL) throws -> (status: Int32, output: String) {
+        try runBuilt("SettingsExample", arguments, environment: ["XDG_CONFIG_HOME": configHome.path])
+    }
+
+    /// Runs a product built beside the test bundle; returns its status and its standard output
+    /// and error together.
+    static func runBuilt(_ product: String, _ arguments: [String], environment: [String: String] = [:]) throws -> (status: Int32, output: String) {
         var dir = URL(filePath: CommandLine.arguments[0]).deletingLastPathComponent()
         while dir.path.contains(".xctest") { dir = dir.deletingLastPathComponent() }
         let process = Process()
-        process.executableURL = dir.appending(path: "SettingsExample")
+        process.executableURL = dir.appending(path: product)
         process.arguments = arguments
-        process.environment = ProcessInfo.processInfo.environment.merging(["XDG_CONFIG_HOME": configHome.path]) { $1 }
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         let out = Pipe()
         process.standardOutput = out
         process.standardError = out

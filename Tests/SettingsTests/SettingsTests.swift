@@ -224,7 +224,7 @@ struct SettingWrapperTests {
         let setting = Setting("wrongTypeKey", default: 7, store: store)
         #expect(setting.wrappedValue == 7)
         let reported = DiagnosticsRecorder.diagnostics(for: "wrongTypeKey")
-        #expect(reported.map(\.message) == ["key 'wrongTypeKey' has type string, expected Int (from user file); using the default"])
+        #expect(reported.map(\.message) == ["key 'wrongTypeKey' has type String, expected Int (from user file); using the default"])
         #expect(reported.first?.kind == .typeMismatch)
         _ = setting.wrappedValue  // cached: not reported again
         #expect(DiagnosticsRecorder.diagnostics(for: "wrongTypeKey").count == 1)

@@ -264,7 +264,7 @@ extension SettingsTransformer {
         } catch {
             throw TransformFailure("\(error)")
         }
-        guard let decoded else { throw TransformFailure("found \(plist.typeName), expected \(typeName)") }
+        guard let decoded else { throw TransformFailure("found \(swiftTypeName(forPlistType: plist.typeName)), expected \(typeName)") }
         return decoded
     }
 }

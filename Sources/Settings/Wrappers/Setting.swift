@@ -315,3 +315,23 @@ func keylessBox<Value: Sendable>(_ type: Value.Type) -> SettingBox<Value> {
         declaredAt: "an unknown place (@Setting of type \(Value.self) without a default)",
         wrap: { _ in preconditionFailure(problem) }, unwrap: { _ in preconditionFailure(problem) })
 }
+
+extension Setting: CustomStringConvertible {
+    /// `Network/timeout = 30.0 (from user file)`; a secret key's value (see
+    /// ``SettingsKey/isSecret``) shows as `<redacted>`.
+    ///
+    /// ```swift
+    /// print(settings.$timeout)    // Network/timeout = 30.0 (from registered defaults)
+    /// print(settings.$apiToken)   // apiToken = <redacted> (from user file)
+    /// ```
+    public var description: String {
+        guard let key else { return "@Setting (key-less, not bound)" }
+        let value = key.isSecret ? SettingsSecrets.redactedText : String(describing: wrappedValue)
+        return "\(key.path) = \(value) (from \(source?.name ?? "the default in code"))"
+    }
+}
+
+extension ReadOnlySetting: CustomStringConvertible {
+    /// As ``Setting/description``: `API/baseURL = https://example.com (from override file)`.
+    public var description: String { setting.description }
+}

@@ -1,0 +1,106 @@
+public import SettingsPlist
+
+/// Which settings hold secrets (tokens, passwords), and how their values are kept out of what is
+/// printed.
+///
+/// A key is secret when it is marked (``SettingsKey/secret(_:)``) or when one of its components
+/// is named like a secret (``isSecretName(_:)``). Secret values are left out of
+/// ``SettingsError`` and ``SettingsDiagnostic`` messages and of the description of a
+/// `@Setting`; the `settings` tool prints them as ``redactedText`` unless given `--show-secrets`.
+///
+/// ```swift
+/// SettingsSecrets.isSecretName("apiToken")                  // true
+/// let shown = SettingsSecrets.redacting(["user": "ada", "password": "hunter2"])
+/// // ["user": "ada", "password": "<redacted>"]
+/// ```
+public enum SettingsSecrets {
+    /// What a secret value is printed as.
+    public static let redactedText = "<redacted>"
+
+    /// The words that make a key component secret, compared with letters only, case ignored.
+    private static let secretWords = ["password", "passwd", "passphrase", "secret", "token", "apikey",
+                                      "accesskey", "privatekey", "credential"]
+
+    /// Whether a key component is named like a secret: it contains `password`, `passwd`,
+    /// `passphrase`, `secret`, `token`, `apiKey`, `accessKey`, `privateKey` or `credential`,
+    /// ignoring case, `_` and `-` (`API_TOKEN`, `client-secret`, `dbPassword`).
+    ///
+    /// - Parameter component: one key component (not a whole path).
+    /// - Returns: whether values under it are treated as secret.
+    public static func isSecretName(_ component: String) -> Bool {
+        var letters = ""
+        letters.reserveCapacity(component.utf8.count)
+        for scalar in component.unicodeScalars where scalar.properties.isAlphabetic {
+            letters.unicodeScalars.append(contentsOf: scalar.properties.lowercaseMapping.unicodeScalars)
+        }
+        return secretWords.contains { letters.contains($0) }
+    }
+
+    /// `value` with every value under a secret key replaced by ``redactedText``; the whole value
+    /// when `key` itself is secret.
+    ///
+    /// ```swift
+    /// SettingsSecrets.redacting(["API": ["token": "abc", "host": "example.com"]])
+    /// // ["API": ["token": "<redacted>", "host": "example.com"]]
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - value: a value as stored.
+    ///   - key: where `value` is stored, or `nil` for a file's root.
+    /// - Returns: the value safe to print.
+    public static func redacting(_ value: PlistValue, under key: SettingsKey? = nil) -> PlistValue {
+        if let key, key.isSecret { return .string(redactedText) }
+        return redacted(value, parentIsSecret: false)
+    }
+
+    /// Both values redacted for a comparison: a secret that differs between them prints as
+    /// `<redacted>` on the left and `<redacted (changed)>` on the right, so a diff still shows
+    /// that it changed, never what it was or became.
+    ///
+    /// - Parameters:
+    ///   - old: the first value.
+    ///   - new: the second value.
+    /// - Returns: both values safe to print.
+    public static func redacting(_ old: PlistValue, _ new: PlistValue) -> (PlistValue, PlistValue) {
+        redactedPair(old, new)
+    }
+
+    private static func redacted(_ value: PlistValue, parentIsSecret: Bool) -> PlistValue {
+        if parentIsSecret { return .string(redactedText) }
+        switch value {
+        case .dictionary(let entries):
+            return .dictionary(PlistDictionary(zip(entries.keys, entries.values).map { key, child in
+                (key, redacted(child, parentIsSecret: isSecretName(key)))
+            }))
+        case .array(let items):
+            return .array(items.map { redacted($0, parentIsSecret: false) })
+        default:
+            return value
+        }
+    }
+
+    private static func redactedPair(_ old: PlistValue, _ new: PlistValue) -> (PlistValue, PlistValue) {
+        guard case .dictionary(let left) = old, case .dictionary(let right) = new else {
+            return (redacted(old, parentIsSecret: false), redacted(new, parentIsSecret: false))
+        }
+        var a: [(String, PlistValue)] = [], b: [(String, PlistValue)] = []
+        for (key, value) in zip(left.keys, left.values) {
+            guard let other = right[key] else {
+                a.append((key, redacted(value, parentIsSecret: isSecretName(key))))
+                continue
+            }
+            if isSecretName(key) {
+                a.append((key, .string(redactedText)))
+                b.append((key, .string(other == value ? redactedText : "<redacted (changed)>")))
+            } else {
+                let (x, y) = redactedPair(value, other)
+                a.append((key, x))
+                b.append((key, y))
+            }
+        }
+        for (key, value) in zip(right.keys, right.values) where left[key] == nil {
+            b.append((key, redacted(value, parentIsSecret: isSecretName(key))))
+        }
+        return (.dictionary(PlistDictionary(a)), .dictionary(PlistDictionary(b)))
+    }
+}
