@@ -13,7 +13,7 @@ import Darwin
 #endif
 import Settings
 
-enum Theme: String, Codable, Sendable {
+enum Theme: String, Codable, Sendable, SettingsValue {   // stored as its raw value
     case system, light, dark
 }
 

@@ -4,7 +4,43 @@ import Testing
 
 // Issue 12, "API polish from writing a client against the docs": one test per finding.
 
+/// An enum and a Codable struct that only declare `SettingsValue`: the transformers come from
+/// the protocol's extensions.
+enum PolishMode: String, Sendable, SettingsValue { case fast, safe }
+struct PolishLimits: Codable, Equatable, Sendable, SettingsValue { var files = 3 }
+struct PolishModel: SettingsModel {
+    @Archived var mode = PolishMode.safe
+    @Archived var limits = PolishLimits()
+}
+
 struct APIPolishTests {
+    /// `@Setting`, `SettingsStore.Key`, `value(_:default:)` and `@Archived` accept the same types:
+    /// an enum or Codable struct that declares `SettingsValue` works in every one of them.
+    @Test func aDeclaredSettingsValueWorksInEveryAPI() throws {
+        let store = SettingsStore.inMemory(["mode": "fast", "limits": ["files": 9]])
+        #expect(store.value("mode", default: PolishMode.safe) == .fast)
+        #expect(store.value("limits", default: PolishLimits()) == PolishLimits(files: 9))
+        #expect(store[SettingsStore.Key("mode", default: PolishMode.safe)] == .fast)
+        let setting = Setting("mode", default: PolishMode.safe, store: store)
+        #expect(setting.wrappedValue == .fast)
+        setting.wrappedValue = .safe
+        #expect(store["mode"] == "safe")
+        let optional = Setting<PolishLimits?>("limits", store: store)
+        #expect(optional.wrappedValue == PolishLimits(files: 9))
+        #expect(ReadOnlySetting("limits", default: PolishLimits(), store: store).wrappedValue.files == 9)
+
+        let dir = FileManager.default.temporaryDirectory.appending(path: "polish-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        var model = PolishModel()
+        model.mode = .fast
+        model.limits.files = 5
+        try model.save(to: dir.appending(path: "model.plist"))
+        #expect(try PlistValue(contentsOf: dir.appending(path: "model.plist")) == ["mode": "fast", "limits": ["files": 5]])
+        let loaded = try PolishModel.load(from: dir.appending(path: "model.plist"))
+        #expect(loaded.mode == .fast && loaded.limits.files == 5)
+    }
+
     @Test func keysComeFromStringInterpolation() {
         let store = SettingsStore.inMemory()
         let prefix = "Items"

@@ -20,8 +20,8 @@ enum Guide {
         }
     }
 
-    enum Theme: String, Codable { case system, light, dark }
-    struct Profile: Codable, Sendable, Equatable { var name = "Guest"; var volume = 0.5 }
+    enum Theme: String, Codable, SettingsValue { case system, light, dark }
+    struct Profile: Codable, Sendable, Equatable, SettingsValue { var name = "Guest"; var volume = 0.5 }
     struct Typed {
         @Setting("accent", default: SettingsColor(hex: "#FF8800")!, store: .inMemory()) var accent: SettingsColor
         @Setting("homepage", default: URL(string: "https://example.com")!, store: .inMemory()) var homepage: URL

@@ -9,11 +9,12 @@ import Testing
 
 // MARK: - Types under test
 
-enum TxTheme: String, Sendable { case light, dark, sepia }
-enum TxLevel: Int, Sendable { case low = 1, high = 2 }
-enum TxCodableTheme: String, Codable, Sendable { case light, dark }
+// Conforming is all it takes: the transformers come from SettingsValue's protocol extensions.
+enum TxTheme: String, Sendable, SettingsValue { case light, dark, sepia }
+enum TxLevel: Int, Sendable, SettingsValue { case low = 1, high = 2 }
+enum TxCodableTheme: String, Codable, Sendable, SettingsValue { case light, dark }
 
-struct TxProfile: Codable, Equatable, Sendable {
+struct TxProfile: Codable, Equatable, Sendable, SettingsValue {
     var name = "Ada"
     var age = 36
     var homepage = URL(string: "https://example.com/ada")
@@ -81,7 +82,7 @@ struct RoundTrip: Sendable, CustomTestStringConvertible {
         }
     }
 
-    static func raw<T: RawRepresentable & Equatable & Sendable>(_ name: String, _ value: T, default fallback: T, stored: PlistValue) -> RoundTrip
+    static func raw<T: RawRepresentable & SettingsValue & Equatable & Sendable>(_ name: String, _ value: T, default fallback: T, stored: PlistValue) -> RoundTrip
     where T.RawValue: SettingsValue & Sendable {
         RoundTrip(name: name, stored: stored) { store in
             Setting("rt", default: fallback, store: store).wrappedValue = value
@@ -93,9 +94,9 @@ struct RoundTrip: Sendable, CustomTestStringConvertible {
 
     static func codable<T: Codable & Equatable & Sendable>(_ name: String, _ value: T, default fallback: T, stored: PlistValue) -> RoundTrip {
         RoundTrip(name: name, stored: stored) { store in
-            Setting("rt", default: fallback, store: store).wrappedValue = value
-            let readBack = Setting("rt", default: fallback, store: store).wrappedValue == value
-            let readFromStored = Setting("rt", default: fallback, store: .inMemory(["rt": stored])).wrappedValue == value
+            Setting("rt", default: fallback, store: store, transformer: .codable).wrappedValue = value
+            let readBack = Setting("rt", default: fallback, store: store, transformer: .codable).wrappedValue == value
+            let readFromStored = Setting("rt", default: fallback, store: .inMemory(["rt": stored]), transformer: .codable).wrappedValue == value
             return (store["rt"], readBack, readFromStored)
         }
     }
@@ -285,7 +286,7 @@ struct TransformerTests {
         let nested = diagnostic("tx.bad.profiles", stored: [["name": "Ada", "age": "old", "tags": []]]) {
             Setting("tx.bad.profiles", default: [TxProfile](), store: $0).wrappedValue.isEmpty
         }
-        #expect(nested == [#"key 'tx.bad.profiles' has type Array, expected Array<TxProfile> (from user file) (at [0].age: expected integer, found string "old"); using the default"#])
+        #expect(nested == [#"key 'tx.bad.profiles' has type Array, expected [TxProfile] (from user file) (at [0].age: expected integer, found string "old"); using the default"#])
     }
 
     @Test func aBadElementNamesItsPosition() {
