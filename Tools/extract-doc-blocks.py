@@ -28,6 +28,11 @@ GUIDES = [
     "Docs/Settings.md",
     "Docs/TypesAndTransformers.md",
     "Docs/Migrating.md",
+    "Docs/DefaultsAndLayers.md",
+    "Docs/ModelFiles.md",
+    "Docs/Observing.md",
+    "Docs/Persistence.md",
+    "Docs/PropertyLists.md",
 ]
 DECLARATION = re.compile(r"^(?:@\w+(?:\([^)]*\))?\s+)*(?:final\s+)?(struct|enum|class|actor|protocol|func|extension|import)\b")
 PRELUDE_OPEN = "<!-- doc-blocks: prelude"
@@ -99,6 +104,14 @@ def split_block(body, constants_too=False):
     return declarations, statements
 
 
+DECLARED = re.compile(r"^(?:@\w+(?:\([^)]*\))?\s+)*(?:final\s+)?(?:struct|enum|class|actor|protocol|func|let|var)\s+(\w+)")
+
+
+def declared_name(chunk):
+    match = DECLARED.match(chunk[0])
+    return match.group(1) if match else None
+
+
 def file_private(chunk):
     first = chunk[0]
     if first.startswith("import "):
@@ -134,25 +147,33 @@ def generate(guide):
         "import Settings",
         "",
     ]
-    if prelude:
-        out.append("// The prelude: what the samples assume.")
-        for chunk in split_block(prelude, constants_too=True)[0]:
-            out.extend(file_private(chunk))
-        out.append("")
-    for start, body, skipped in blocks:
-        if skipped:
-            continue
-        declarations, statements = split_block(body)
-        out.append("// %s:%d" % (guide, start + 1))
+    imports, declared, body_lines = [], set(), []
+    chunks = [(None, split_block(prelude, constants_too=True)[0], [])] if prelude else []
+    chunks += [(start, *split_block(body)) for start, body, skipped in blocks if not skipped]
+    for start, declarations, statements in chunks:
+        imports += [c[0] for c in declarations if c[0].startswith("import ") and c[0] not in imports]
+        names = {declared_name(c) for c in declarations} - {None}
+        # A block that declares a name again (a later version of a type) gets a namespace of its own.
+        scoped = bool(names & declared) and not any(c[0].startswith("extension ") for c in declarations)
+        declared |= names
+        lines = []
         for chunk in declarations:
-            out.extend(file_private(chunk))
-        code = [l for l in statements if l.strip()]
-        if code:
-            out.append("fileprivate func sample_%s_%d() async throws {" % (name, start + 1))
-            out.extend(("    " + l) if l.strip() else "" for l in statements)
-            out.extend("    " + l for l in used(statements))
-            out.append("}")
-        out.append("")
+            lines.extend(file_private(chunk))
+        if [l for l in statements if l.strip()]:
+            lines.append("%sfunc sample_%s_%d() async throws {" % ("static " if scoped else "fileprivate ", name, start + 1))
+            lines.extend(("    " + l) if l.strip() else "" for l in statements)
+            lines.extend("    " + l for l in used(statements))
+            lines.append("}")
+        body_lines.append("// The prelude: what the samples assume." if start is None else "// %s:%d" % (guide, start + 1))
+        if scoped:
+            body_lines.append("fileprivate enum Sample_%s_%d {" % (name, start + 1))
+            body_lines.extend(("    " + l) if l.strip() else "" for l in lines)
+            body_lines.append("}")
+        else:
+            body_lines.extend(lines)
+        body_lines.append("")
+    out[out.index("import Settings") + 1:out.index("import Settings") + 1] = [i for i in imports if i not in ("import Foundation", "import Settings")]
+    out.extend(body_lines)
     path = os.path.join(OUT, "Generated%s.swift" % name)
     text = "\n".join(out).rstrip("\n") + "\n"
     with open(path, "w", encoding="utf-8") as f:

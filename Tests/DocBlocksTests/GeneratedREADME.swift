@@ -2,6 +2,7 @@
 // blocks-hash: 8708661dd6801654
 import Foundation
 import Settings
+import SettingsPlist
 
 // The prelude: what the samples assume.
 fileprivate let defaultsURL = URL(filePath: "Defaults.plist")
