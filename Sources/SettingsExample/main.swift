@@ -83,7 +83,7 @@ func run(arguments: [String]) async throws {
 
     print("\n3. Observing: a callback with the new and old value, for changes from any source:")
     let observation = settings.$theme.onChange { new, old in print("   theme changed: \(old.rawValue) -> \(new.rawValue)") }
-    print("   watching theme; each change below prints a line starting with \"theme changed\"")
+    print("   watching theme: the write in step 4 prints \"theme changed: old -> new\" at once")
 
     print("\n4. Writing settings and a model: in memory at once, durable after flush():")
     settings.autoPlay = true
@@ -96,6 +96,7 @@ func run(arguments: [String]) async throws {
     try await store.flush()
     print("   autoPlay = \(described(settings.autoPlay, settings.$autoPlay.source)), launchCount = \(settings.launchCount)")
     print("   \(store.persistenceStatus.fileWrites) file write(s) so far (writes are coalesced); \(file.path) now holds:")
+    observation.cancel()   // callbacks for this process's writes run at once, on the writing thread
     let text = String(decoding: try Data(contentsOf: file), as: UTF8.self)
     print(text.split(separator: "\n").map { "   | " + $0 }.joined(separator: "\n"))
 
@@ -113,7 +114,6 @@ func run(arguments: [String]) async throws {
     }
     print("   change event: \(change.map(String.init(describing:)) ?? "none within 5 s")")
     print("   theme = \(described(settings.theme.rawValue, settings.$theme.source))")
-    observation.cancel()
 
     print("\n6. An override file (target-specific options) wins over the user's file:")
     settings.timeout = 60

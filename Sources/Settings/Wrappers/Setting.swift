@@ -8,6 +8,7 @@ import SettingsPlist
 ///     @Setting("Network/timeout", default: 30.0) var timeout: Double
 ///     @Setting("username") var username: String?          // no default: nil when unset
 ///     @Setting(default: true) var launchAtStartup: Bool    // key "LaunchAtStartup", once bound
+///     @Setting var lastUpdate: Date?                       // key "LastUpdate", once bound
 /// }
 /// let settings = AppSettings()
 /// settings.autoPlay = true            // nonmutating: `let settings` is enough
