@@ -41,6 +41,36 @@ struct APIPolishTests {
         #expect(loaded.mode == .fast && loaded.limits.files == 5)
     }
 
+    /// `@Setting var lastUpdate: Date?` needs no arguments, so the memberwise initialiser does not
+    /// ask for it (it did: "missing argument for parameter 'lastUpdate'").
+    @Test func aKeylessOptionalSettingNeedsNoArguments() {
+        struct Defaults {
+            @Setting(default: false) var autoPlay: Bool
+            @Setting var lastUpdate: Date?
+            @ReadOnlySetting var apiHost: String?
+        }
+        let store = SettingsStore.inMemory(["ApiHost": "example.com"])
+        let defaults = SettingsStore.bind(Defaults(), to: store)
+        #expect(defaults.lastUpdate == nil)
+        #expect(defaults.$lastUpdate.key == "LastUpdate")
+        let date = Date(timeIntervalSince1970: 1_000)
+        defaults.lastUpdate = date
+        #expect(store["LastUpdate"] == .date(date))
+        #expect(defaults.lastUpdate == date)
+        defaults.lastUpdate = nil
+        #expect(store["LastUpdate"] == nil)
+        #expect(defaults.apiHost == "example.com")
+    }
+
+    /// A non-optional setting declared without a default compiles (the argument-less `init()`
+    /// cannot be limited to optionals), and stops with a message saying what to write.
+    @Test func aNonOptionalSettingWithoutADefaultStopsWithAMessage() async {
+        await #expect(processExitsWith: .failure) {
+            struct Broken { @Setting var count: Int }
+            _ = SettingsStore.bind(Broken(), to: .inMemory()).count
+        }
+    }
+
     @Test func keysComeFromStringInterpolation() {
         let store = SettingsStore.inMemory()
         let prefix = "Items"
