@@ -10,6 +10,9 @@ let upcoming: [SwiftSetting] = [
 
 let package = Package(
     name: "Settings",
+    // What the APIs need on Apple platforms: `Mutex` and `Atomic` (Synchronization) and
+    // `Observation`'s `ObservationRegistrar` on every store. Linux needs only Swift 6.
+    platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
     products: [
         .library(name: "Settings", targets: ["Settings"]),
         .library(name: "SettingsPlist", targets: ["SettingsPlist"]),
@@ -52,6 +55,8 @@ let package = Package(
         .testTarget(name: "SettingsPlistTests", dependencies: ["SettingsPlist"], swiftSettings: upcoming),
         .testTarget(name: "SettingsTests", dependencies: ["Settings"], swiftSettings: upcoming),
         .testTarget(name: "SettingsCLITests", dependencies: ["SettingsPlist"], swiftSettings: upcoming),
+        // The guides' ```swift blocks, extracted by Tools/extract-doc-blocks.py: a wrong sample fails the build.
+        .testTarget(name: "DocBlocksTests", dependencies: ["Settings"], swiftSettings: upcoming),
     ],
     swiftLanguageModes: [.v6]
 )

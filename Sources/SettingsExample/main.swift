@@ -1,13 +1,19 @@
-// SettingsExample: the first program to run. It uses the library end to end and prints what
-// happened and where the files are, so you can open them.
+// SettingsExample: the first program to run. It keeps its settings where a real program would
+// ($XDG_CONFIG_HOME/SettingsExample/settings.plist), so a second run shows what the first one
+// saved. `--reset` removes its files and starts over.
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
 import Foundation
 #endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import Settings
 
-enum Theme: String, Codable, Sendable {
+enum Theme: String, Codable, Sendable, SettingsValue {   // stored as its raw value
     case system, light, dark
 }
 
@@ -27,49 +33,77 @@ struct AppSettings {
     @Setting("accent", default: SettingsColor(red: 1, green: 0.5, blue: 0)) var accent: SettingsColor
     @Setting("theme", default: Theme.system) var theme: Theme
     @Setting(default: 0) var launchCount: Int                        // key derived: "LaunchCount"
+    @Setting var lastLaunch: Date?                                   // key derived: "LastLaunch"
     @StoredModel("profile") var profile: Profile                     // a whole model under one key
 }
 
-func run() async throws {
+/// `value   (from user file)`: a value and the layer it comes from.
+func described<Value>(_ value: Value, _ source: SettingsLayer?) -> String {
+    "\(value)   (from \(source?.name ?? "the default in code"))"
+}
+
+func run(arguments: [String]) async throws {
     let here = URL(filePath: #filePath).deletingLastPathComponent()
-    let directory = FileManager.default.temporaryDirectory.appending(path: "SettingsExample")
-    try? FileManager.default.removeItem(at: directory)
-    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-    let file = directory.appending(path: "settings.plist")
+    let file = SettingsStore.defaultFileURL(application: "SettingsExample")
+    let directory = file.deletingLastPathComponent()
+    let profileFile = directory.appending(path: "profile.plist")
+
+    if arguments.contains("--reset") {
+        for url in [file, profileFile] where FileManager.default.fileExists(atPath: url.path) {
+            try FileManager.default.removeItem(at: url)
+            print("--reset: removed \(url.path)")
+        }
+    }
 
     // Diagnostics (missing defaults, wrong types, rules) go to standard error unless replaced.
     SettingsDiagnostics.handler = { diagnostic in print("   diagnostic: \(diagnostic.message)") }
 
-    print("1. A store kept in \(file.path), with defaults from Defaults.plist:")
+    print("Settings file: \(file.path)")
+    print("(the default location: $XDG_CONFIG_HOME/<app>/settings.plist, ~/.config when unset)")
+
+    print("\n1. A store on that file, with defaults from Defaults.plist:")
     let store = SettingsStore.file(file)
     let settings = SettingsStore.bind(AppSettings(), to: store)
     let warnings = try store.registerDefaults(contentsOf: here.appending(path: "Defaults.plist"), checking: settings)
     print("   registered; \(warnings.count) setting(s) without a default anywhere (reported above)")
 
-    print("\n2. Reading settings (value, and the layer it comes from):")
-    print("   autoPlay = \(settings.autoPlay)   from \(settings.$autoPlay.source?.name ?? "code")")
-    print("   timeout  = \(settings.timeout)   from \(settings.$timeout.source?.name ?? "code")")
-    print("   accent   = \(settings.accent.hex)   theme = \(settings.theme.rawValue)   proxy = \(settings.proxy ?? "nil")")
+    print("\n2. What earlier runs saved (each value and the layer it comes from):")
+    if let last = settings.lastLaunch {
+        print("   this is launch \(settings.launchCount + 1); the last one was at \(last)")
+    } else {
+        print("   first run: nothing saved yet, so every value comes from the defaults")
+    }
+    print("   launchCount = \(described(settings.launchCount, settings.$launchCount.source))")
+    print("   autoPlay    = \(described(settings.autoPlay, settings.$autoPlay.source))")
+    print("   timeout     = \(described(settings.timeout, settings.$timeout.source))")
+    print("   theme       = \(described(settings.theme.rawValue, settings.$theme.source))")
+    print("   accent      = \(described(settings.accent.hex, settings.$accent.source))")
+    print("   proxy       = \(described(settings.proxy ?? "nil", settings.$proxy.source))")
+    print("   profile     = \(settings.profile.name), favourites \(settings.profile.favourites)")
 
     print("\n3. Observing: a callback with the new and old value, for changes from any source:")
     let observation = settings.$theme.onChange { new, old in print("   theme changed: \(old.rawValue) -> \(new.rawValue)") }
+    print("   watching theme: the write in step 4 prints \"theme changed: old -> new\" at once")
 
     print("\n4. Writing settings and a model: in memory at once, durable after flush():")
     settings.autoPlay = true
-    settings.theme = .dark
+    settings.theme = settings.theme == Theme.dark ? Theme.light : Theme.dark
     settings.launchCount += 1
+    // Whole seconds: an XML plist keeps dates to the second, so this is exactly what comes back.
+    settings.lastLaunch = Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down))
     settings.profile.name = "Ada"
     settings.profile.favourites = ["jazz", "piano"]
     try await store.flush()
-    print("   autoPlay = \(settings.autoPlay) (from \(settings.$autoPlay.source?.name ?? "code")), launchCount key = \(settings.$launchCount.key?.path ?? "?")")
+    print("   autoPlay = \(described(settings.autoPlay, settings.$autoPlay.source)), launchCount = \(settings.launchCount)")
     print("   \(store.persistenceStatus.fileWrites) file write(s) so far (writes are coalesced); \(file.path) now holds:")
+    observation.cancel()   // callbacks for this process's writes run at once, on the writing thread
     let text = String(decoding: try Data(contentsOf: file), as: UTF8.self)
     print(text.split(separator: "\n").map { "   | " + $0 }.joined(separator: "\n"))
 
     print("\n5. Another process edits the file (here: a second store on it); this one reloads it:")
     let changes = store.changes                      // observing starts here
     let other = SettingsStore.file(file, externalChanges: .ignored)
-    other["theme"] = "light"
+    other["theme"] = .string(settings.theme == Theme.dark ? "light" : "dark")
     try await other.flush()
     let change = await withTaskGroup(of: SettingsChange?.self) { group in
         group.addTask { for await change in changes { return change }; return nil }
@@ -78,16 +112,15 @@ func run() async throws {
         group.cancelAll()
         return first
     }
-    print("   change event: \(change.map(String.init(describing:)) ?? "none within 5 s")   theme is now \(settings.theme.rawValue)")
-    observation.cancel()
+    print("   change event: \(change.map(String.init(describing:)) ?? "none within 5 s")")
+    print("   theme = \(described(settings.theme.rawValue, settings.$theme.source))")
 
     print("\n6. An override file (target-specific options) wins over the user's file:")
     settings.timeout = 60
     try store.loadOverrides(contentsOf: here.appending(path: "Overrides.plist"))
-    print("   timeout = \(settings.timeout) from \(settings.$timeout.source?.name ?? "code") (the user's 60 stays in the file)")
+    print("   timeout = \(described(settings.timeout, settings.$timeout.source)); the user's 60 stays in the file")
 
     print("\n7. A model file of its own, saved atomically and loaded back:")
-    let profileFile = directory.appending(path: "profile.plist")
     var profile = settings.profile
     profile.isEditing = true
     try profile.save(to: profileFile)
@@ -95,7 +128,10 @@ func run() async throws {
     print("   saved \(profileFile.path); loaded back: name = \(loaded.name), favourites = \(loaded.favourites), isEditing = \(loaded.isEditing) (transient)")
 
     print("\n8. A malformed plist gives an error with its file, line and column:")
-    let broken = directory.appending(path: "broken.plist")
+    let scratch = FileManager.default.temporaryDirectory.appending(path: "SettingsExample-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: scratch) }
+    let broken = scratch.appending(path: "broken.plist")
     try Data("<plist><dict>\n  <key>a</key>\n  <integr>1</integr>\n</dict></plist>".utf8).write(to: broken)
     do {
         _ = try PlistValue(contentsOf: broken)
@@ -103,12 +139,15 @@ func run() async throws {
         print("   \(error)")
     }
     try await store.flush()
-    print("\nInspect the files with: swift run settings read \(file.path)")
+    print("\nRun it again: the values above come back from \(file.path).")
+    print("Start over with: swift run SettingsExample --reset")
+    print("Inspect the files with: swift run settings read \(file.path)")
     print("                        swift run settings print --json \(profileFile.path)")
 }
 
 do {
-    try await run()
+    try await run(arguments: Array(CommandLine.arguments.dropFirst()))
 } catch {
     print("SettingsExample failed: \(error)")
+    exit(1)
 }

@@ -21,8 +21,8 @@ enum DiffCommand: Command {
     static func run(_ arguments: [String]) throws(CLIError) {
         let positional = try plainArguments(arguments, command: name)
         guard positional.count == 2 else { throw .usage("diff: expected A B") }
-        let a = try Input(file: try Domain(positional[0]).path).value
-        let b = try Input(file: try Domain(positional[1]).path).value
+        let (a, b) = shown(try Input(file: try Domain(positional[0]).path).value,
+                           try Input(file: try Domain(positional[1]).path).value)
         var lines: [String] = []
         compare(a, b, prefix: [], into: &lines)
         for line in lines { Console.print(line) }

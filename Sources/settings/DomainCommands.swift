@@ -29,14 +29,14 @@ enum ReadCommand: Command {
         let domain = try Domain(positional[0])
         let contents = try domain.contents()
         guard positional.count == 2 else {
-            Console.print(PlistValue.dictionary(contents).literalText)
+            Console.print(shown(PlistValue.dictionary(contents)).literalText)
             return
         }
         let key = try KeyPath(positional[1])
         guard let value = contents.value(at: key) else {
             throw .failure("\(domain.path): no value for key '\(key.path)'")
         }
-        Console.print(value.displayText)
+        Console.print(shown(value, under: key.components).displayText)
     }
 }
 

@@ -40,7 +40,7 @@ enum PrintCommand: Command {
             }
         }
         guard files.count == 1, let file = files.first else { throw .usage("print: expected one FILE") }
-        let value = try Input(file: file).value
+        let value = shown(try Input(file: file).value)  // secrets redacted unless --show-secrets
         switch style {
         case .human: Console.print(Render.human(value))
         case .typedJSON: Console.print(value.typedJSON())

@@ -112,6 +112,7 @@ enum SettingsTool {
             Console.error("unknown command '\(first)'; run 'settings --help'")
             return .usage
         }
+        rest = takingShowSecrets(rest)
         if rest.contains("--help") || rest.contains("-h") || rest.contains("-help") {
             Console.print(command.usage)
             return .success

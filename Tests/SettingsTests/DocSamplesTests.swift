@@ -21,7 +21,7 @@ struct ReadmeSettings {
     @Setting("Network/proxy") var proxy: String?
     @Setting("accent", default: SettingsColor(hex: "#FF8800")!) var accent: SettingsColor
     @Setting("outside", default: Temperature(celsius: 20), transformer: .celsius) var outside: Temperature
-    @Setting("retries", rules: SettingRules<Int>().whenNil(use: 3).ensure({ $0 >= 1 }, use: 1)) var retries: Int?
+    @Setting("retries", rules: .whenNil(use: 3).ensure(that: { $0 >= 1 }, otherwise: 1)) var retries: Int?
     @Setting("volume", default: 0.5, rules: .clamp(0...1)) var volume: Double
 }
 

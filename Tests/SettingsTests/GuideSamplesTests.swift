@@ -20,8 +20,8 @@ enum Guide {
         }
     }
 
-    enum Theme: String, Codable { case system, light, dark }
-    struct Profile: Codable, Sendable, Equatable { var name = "Guest"; var volume = 0.5 }
+    enum Theme: String, Codable, SettingsValue { case system, light, dark }
+    struct Profile: Codable, Sendable, Equatable, SettingsValue { var name = "Guest"; var volume = 0.5 }
     struct Typed {
         @Setting("accent", default: SettingsColor(hex: "#FF8800")!, store: .inMemory()) var accent: SettingsColor
         @Setting("homepage", default: URL(string: "https://example.com")!, store: .inMemory()) var homepage: URL
@@ -33,7 +33,7 @@ enum Guide {
     struct MYAppDefaults {
         @Setting(default: false, store: .inMemory()) var autoPlayVoiceOver: Bool
         @Setting(default: 30.0, store: .inMemory()) var loginTimeoutInterval: TimeInterval
-        @Setting(store: .inMemory()) var lastUpdate: Date?
+        @Setting var lastUpdate: Date?   // key-less and optional: no arguments at all
     }
     struct MYModelClass: SettingsModel {
         @Archived var backgroundColor = SettingsColor(hex: "#FFFFFF")!
@@ -47,9 +47,10 @@ enum Guide {
         @Setting(default: "", store: .inMemory()) var someStringThatSaysStuff: String
     }
     // Migrating: Palau
+    static let lessThan10: @Sendable (Int) -> Bool = { $0 < 10 }
     struct Defaults {
         @Setting("name", store: .inMemory()) var name: String?
-        @Setting("intValue", store: .inMemory(), rules: SettingRules<Int>().whenNil(use: 10).ensure({ $0 >= 10 }, use: 10))
+        @Setting("intValue", store: .inMemory(), rules: SettingRules<Int>().whenNil(use: 10).ensure(when: lessThan10, use: 10))
         var intValueMin10: Int?
         @Setting("strings", default: [String](), store: .inMemory()) var strings: [String]
     }
@@ -137,11 +138,15 @@ struct GuideSamplesTests {
     }
 
     @Test func migratingFromMFDynamic() throws {
-        let defaults = SettingsStore.bind(Guide.MYAppDefaults())
+        let defaults = SettingsStore.bind(Guide.MYAppDefaults(), to: .inMemory())
         defaults.autoPlayVoiceOver = true
         #expect(defaults.$autoPlayVoiceOver.key == "AutoPlayVoiceOver")
         #expect(defaults.$autoPlayVoiceOver.store["AutoPlayVoiceOver"] == true)
         #expect(defaults.lastUpdate == nil)
+        #expect(defaults.$lastUpdate.key == "LastUpdate")
+        let now = Date(timeIntervalSince1970: 1_700_000_000)
+        defaults.lastUpdate = now
+        #expect(defaults.$lastUpdate.store["LastUpdate"] == .date(now))
 
         let dir = try TemporaryDirectory()
         var model = Guide.MYModelClass()

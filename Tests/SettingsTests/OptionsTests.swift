@@ -73,7 +73,7 @@ struct OptionLookupTests {
         store.addOverrides(["Options.wrong": "not a number"])
         #expect(store.value("Options.wrong", default: 1.5) == 1.5)
         let reported = DiagnosticsRecorder.diagnostics(for: "Options.wrong")
-        #expect(reported.map(\.message) == ["key 'Options.wrong' has type string, expected Double (from override file); using the default"])
+        #expect(reported.map(\.message) == ["key 'Options.wrong' has type String, expected Double (from override file); using the default"])
         #expect(reported.map(\.kind) == [.typeMismatch])
     }
 
@@ -90,7 +90,7 @@ struct OptionLookupTests {
         defer { SettingsTransformers.unregister(OptionsPoint.self) }
         #expect(try store.requiredValue(for: "Options/text", as: OptionsPoint.self) == OptionsPoint(x: 3, y: 4))
         #expect(settingsErrorDescription { () throws(SettingsError) in try store.requiredValue(for: "Options/point", as: OptionsPoint.self) }
-            == "key 'Options/point' has type dict, expected OptionsPoint (x,y) (from user file)")
+            == "key 'Options/point' has type Dictionary, expected OptionsPoint (x,y) (from user file)")
     }
 
     @Test func requiredValuesAreReturnedWithTheirTypeInferred() throws {
@@ -125,9 +125,9 @@ struct OptionLookupTests {
         #expect(settingsErrorDescription { () throws(SettingsError) in try store.requiredValue(at: "Root/Sub", "a/b", as: String.self) }
             == #"no value for key 'Root/Sub/a\/b' (namespace 'Root/Sub' has no key 'a\/b')"#)
         #expect(settingsErrorDescription { () throws(SettingsError) in try store.requiredValue(at: "Root/Sub", "Other", as: String.self) }
-            == "key 'Root/Sub/Other' has type integer, expected String (from user file)")
+            == "key 'Root/Sub/Other' has type Int, expected String (from user file)")
         #expect(settingsErrorDescription { () throws(SettingsError) in try store.requiredValue(at: nil, "Root", as: Bool.self) }
-            == "key 'Root' has type dict, expected Bool (from user file)")
+            == "key 'Root' has type Dictionary, expected Bool (from user file)")
     }
 
     @Test func aTypeMismatchNamesBothTypesAndTheLayer() throws {
@@ -136,12 +136,12 @@ struct OptionLookupTests {
         let error = try #require(settingsError { () throws(SettingsError) in _ = try store.requiredValue(for: "Server/port", as: Int.self) })
         #expect(error.code == .typeMismatch)
         #expect(error.expectedType == "Int")
-        #expect(error.foundType == "string")
+        #expect(error.foundType == "String")
         #expect(error.source == .defaults)
-        #expect(error.description == "key 'Server/port' has type string, expected Int (from registered defaults)")
+        #expect(error.description == "key 'Server/port' has type String, expected Int (from registered defaults)")
         store.setVolatile(true, for: "Server/port")
         #expect(settingsErrorDescription { () throws(SettingsError) in try store.requiredValue(for: "Server/port", as: Double.self) }
-            == "key 'Server/port' has type bool, expected Double (from volatile)")
+            == "key 'Server/port' has type Bool, expected Double (from volatile)")
     }
 
     @Test func theErrorCodesAndKeysAreSetForCallersThatMatchOnThem() throws {
@@ -170,7 +170,7 @@ struct OptionsFileTests {
         #expect(store.source(of: "API/port") == .defaults)
         #expect(store.url == nil)
         #expect(settingsErrorDescription { () throws(SettingsError) in try store.requiredValue(at: "API", "port", as: String.self) }
-            == "key 'API/port' has type integer, expected String (from registered defaults)")
+            == "key 'API/port' has type Int, expected String (from registered defaults)")
         #expect(settingsErrorDescription { () throws(SettingsError) in try store.requiredValue(at: "API", "path", as: String.self) }
             == "no value for key 'API/path' (namespace 'API' has no key 'path')")
     }
@@ -212,7 +212,7 @@ struct TypedKeyTests {
         let store = SettingsStore.inMemory(["Options": ["wrongTypedKey": 5]])
         #expect(store[.optionsWrongType] == "fallback")
         #expect(DiagnosticsRecorder.diagnostics(for: "Options/wrongTypedKey").map(\.message)
-            == ["key 'Options/wrongTypedKey' has type integer, expected String (from user file); using the default"])
+            == ["key 'Options/wrongTypedKey' has type Int, expected String (from user file); using the default"])
     }
 
     @Test func aValueThatCannotBeEncodedIsReportedAndNotWritten() {

@@ -224,7 +224,7 @@ struct SettingWrapperTests {
         let setting = Setting("wrongTypeKey", default: 7, store: store)
         #expect(setting.wrappedValue == 7)
         let reported = DiagnosticsRecorder.diagnostics(for: "wrongTypeKey")
-        #expect(reported.map(\.message) == ["key 'wrongTypeKey' has type string, expected Int (from user file); using the default"])
+        #expect(reported.map(\.message) == ["key 'wrongTypeKey' has type String, expected Int (from user file); using the default"])
         #expect(reported.first?.kind == .typeMismatch)
         _ = setting.wrappedValue  // cached: not reported again
         #expect(DiagnosticsRecorder.diagnostics(for: "wrongTypeKey").count == 1)
@@ -243,7 +243,7 @@ struct SettingRulesTests {
     @Test func ensureAndWhenNilChainOnReadAndWrite() {
         DiagnosticsRecorder.start()
         let store = SettingsStore.inMemory()
-        let rules = SettingRules<Int>().whenNil(use: 10).ensure({ $0 >= 10 }, use: 10)
+        let rules = SettingRules<Int>().whenNil(use: 10).ensure(that: { $0 >= 10 }, otherwise: 10)
         let s = Setting<Int?>("rules.min10", store: store, rules: rules)
         s.wrappedValue = 8
         #expect(s.wrappedValue == 10)
@@ -253,6 +253,36 @@ struct SettingRulesTests {
         #expect(s.wrappedValue == 11)
         store["rules.min10"] = 2  // hand-edited file: the read still obeys the rule
         #expect(s.wrappedValue == 10)
+    }
+
+    /// Palau's `ensure(when: isBad, use: x)` replaces the values for which the condition is true;
+    /// written the Palau way, it must mean the same here (it used to mean the opposite).
+    @Test func ensureWhenHasPalausMeaning() {
+        let store = SettingsStore.inMemory()
+        let lessThan10: @Sendable (Int) -> Bool = { $0 < 10 }
+        let s = Setting<Int?>("rules.palau", store: store, rules: SettingRules<Int>().whenNil(use: 10).ensure(when: lessThan10, use: 10))
+        #expect(s.wrappedValue == 10)
+        s.wrappedValue = 8
+        #expect(s.wrappedValue == 10)
+        #expect(store["rules.palau"] == 10)
+        s.wrappedValue = 11
+        #expect(s.wrappedValue == 11)
+        store["rules.palau"] = 3
+        #expect(s.wrappedValue == 10)
+    }
+
+    @Test func rulesStartWithStaticMembers() {
+        let store = SettingsStore.inMemory()
+        let retries = Setting<Int?>("rules.static", store: store, rules: .whenNil(use: 3).ensure(that: { $0 >= 1 }, otherwise: 1))
+        #expect(retries.wrappedValue == 3)
+        retries.wrappedValue = 0
+        #expect(retries.wrappedValue == 1)
+        let level = Setting("rules.static.level", default: 5, store: store, rules: .ensure(when: { $0 > 9 }, use: 9))
+        level.wrappedValue = 12
+        #expect(level.wrappedValue == 9)
+        let positive = Setting("rules.static.positive", default: 1, store: store, rules: .ensure(that: { $0 > 0 }, otherwise: 1))
+        positive.wrappedValue = -4
+        #expect(positive.wrappedValue == 1)
     }
 
     @Test func clampKeepsValuesInRange() {

@@ -9,11 +9,12 @@ import Testing
 
 // MARK: - Types under test
 
-enum TxTheme: String, Sendable { case light, dark, sepia }
-enum TxLevel: Int, Sendable { case low = 1, high = 2 }
-enum TxCodableTheme: String, Codable, Sendable { case light, dark }
+// Conforming is all it takes: the transformers come from SettingsValue's protocol extensions.
+enum TxTheme: String, Sendable, SettingsValue { case light, dark, sepia }
+enum TxLevel: Int, Sendable, SettingsValue { case low = 1, high = 2 }
+enum TxCodableTheme: String, Codable, Sendable, SettingsValue { case light, dark }
 
-struct TxProfile: Codable, Equatable, Sendable {
+struct TxProfile: Codable, Equatable, Sendable, SettingsValue {
     var name = "Ada"
     var age = 36
     var homepage = URL(string: "https://example.com/ada")
@@ -81,7 +82,7 @@ struct RoundTrip: Sendable, CustomTestStringConvertible {
         }
     }
 
-    static func raw<T: RawRepresentable & Equatable & Sendable>(_ name: String, _ value: T, default fallback: T, stored: PlistValue) -> RoundTrip
+    static func raw<T: RawRepresentable & SettingsValue & Equatable & Sendable>(_ name: String, _ value: T, default fallback: T, stored: PlistValue) -> RoundTrip
     where T.RawValue: SettingsValue & Sendable {
         RoundTrip(name: name, stored: stored) { store in
             Setting("rt", default: fallback, store: store).wrappedValue = value
@@ -93,9 +94,9 @@ struct RoundTrip: Sendable, CustomTestStringConvertible {
 
     static func codable<T: Codable & Equatable & Sendable>(_ name: String, _ value: T, default fallback: T, stored: PlistValue) -> RoundTrip {
         RoundTrip(name: name, stored: stored) { store in
-            Setting("rt", default: fallback, store: store).wrappedValue = value
-            let readBack = Setting("rt", default: fallback, store: store).wrappedValue == value
-            let readFromStored = Setting("rt", default: fallback, store: .inMemory(["rt": stored])).wrappedValue == value
+            Setting("rt", default: fallback, store: store, transformer: .codable).wrappedValue = value
+            let readBack = Setting("rt", default: fallback, store: store, transformer: .codable).wrappedValue == value
+            let readFromStored = Setting("rt", default: fallback, store: .inMemory(["rt": stored]), transformer: .codable).wrappedValue == value
             return (store["rt"], readBack, readFromStored)
         }
     }
@@ -126,9 +127,10 @@ private let roundTrips: [RoundTrip] = [
     .value("Data", Data([0, 1, 2, 255]), default: Data(), stored: .data(Data([0, 1, 2, 255]))),
     .value("URL https", URL(string: "https://example.com/a?b=c#d") ?? URL(filePath: "/"), default: URL(filePath: "/"),
            stored: .string("https://example.com/a?b=c#d")),
-    .value("URL file as path", URL(filePath: "/tmp/My Files/a.txt"), default: URL(filePath: "/"), stored: .string("/tmp/My Files/a.txt")),
+    .value("URL file as its absolute string", URL(filePath: "/tmp/My Files/a.txt"), default: URL(filePath: "/"),
+           stored: .string("file:///tmp/My%20Files/a.txt")),
     .value("URL directory keeps its slash", URL(filePath: "/tmp/dir/", directoryHint: .isDirectory), default: URL(filePath: "/"),
-           stored: .string("/tmp/dir/")),
+           stored: .string("file:///tmp/dir/")),
     .value("URL file with host stays a URL", URL(string: "file://localhost/tmp/x") ?? URL(filePath: "/"), default: URL(filePath: "/"),
            stored: .string("file://localhost/tmp/x")),
     .value("URL file with encoded slash stays a URL", URL(string: "file:///tmp/a%2Fb") ?? URL(filePath: "/"), default: URL(filePath: "/"),
@@ -244,56 +246,56 @@ struct TransformerTests {
 
     @Test func aWrongPlistTypeReadsAsTheDefaultAndNamesKeyLayerAndTypes() {
         let messages = diagnostic("tx.bad.type", stored: "loud") { Setting("tx.bad.type", default: UInt8(5), store: $0).wrappedValue == 5 }
-        #expect(messages == ["key 'tx.bad.type' has type string, expected UInt8 (from user file); using the default"])
+        #expect(messages == ["key 'tx.bad.type' has type String, expected UInt8 (from user file); using the default"])
     }
 
     @Test func anOutOfRangeIntegerIsAMismatchNotATrap() {
         let messages = diagnostic("tx.bad.range", stored: 300, layer: .defaults) {
             Setting("tx.bad.range", default: UInt8(5), store: $0).wrappedValue == 5
         }
-        #expect(messages == ["key 'tx.bad.range' has type integer, expected UInt8 (from registered defaults) (300 is outside 0...255); using the default"])
+        #expect(messages == ["key 'tx.bad.range' has type Int, expected UInt8 (from registered defaults) (300 is outside 0...255); using the default"])
         let huge = diagnostic("tx.bad.huge", stored: .integer(PlistInteger(UInt64.max))) {
             Setting("tx.bad.huge", default: Int64(1), store: $0).wrappedValue == 1
         }
-        #expect(huge == ["key 'tx.bad.huge' has type integer, expected Int64 (from user file) (18446744073709551615 is outside -9223372036854775808...9223372036854775807); using the default"])
+        #expect(huge == ["key 'tx.bad.huge' has type Int, expected Int64 (from user file) (18446744073709551615 is outside -9223372036854775808...9223372036854775807); using the default"])
         let negative = diagnostic("tx.bad.negative", stored: -1) { Setting("tx.bad.negative", default: UInt64(1), store: $0).wrappedValue == 1 }
-        #expect(negative == ["key 'tx.bad.negative' has type integer, expected UInt64 (from user file) (-1 is outside 0...18446744073709551615); using the default"])
+        #expect(negative == ["key 'tx.bad.negative' has type Int, expected UInt64 (from user file) (-1 is outside 0...18446744073709551615); using the default"])
     }
 
     @Test func aMalformedColorIsAMismatch() {
         let messages = diagnostic("tx.bad.color", stored: "#GG8800", layer: .overrides) {
             Setting("tx.bad.color", default: SettingsColor.white, store: $0).wrappedValue == .white
         }
-        #expect(messages == [##"key 'tx.bad.color' has type string, expected SettingsColor (from override file) ("#GG8800" is not a color (#RGB, #RGBA, #RRGGBB or #RRGGBBAA)); using the default"##])
+        #expect(messages == [##"key 'tx.bad.color' has type String, expected SettingsColor (from override file) ("#GG8800" is not a color (#RGB, #RGBA, #RRGGBB or #RRGGBBAA)); using the default"##])
     }
 
     @Test func anUnknownRawValueIsAMismatch() {
         let messages = diagnostic("tx.bad.enum", stored: "purple") { Setting("tx.bad.enum", default: TxTheme.dark, store: $0).wrappedValue == .dark }
-        #expect(messages == [#"key 'tx.bad.enum' has type string, expected TxTheme (from user file) ("purple" is not a raw value of TxTheme); using the default"#])
+        #expect(messages == [#"key 'tx.bad.enum' has type String, expected TxTheme (from user file) ("purple" is not a raw value of TxTheme); using the default"#])
         let wrongRawType = diagnostic("tx.bad.enumType", stored: 2) { Setting("tx.bad.enumType", default: TxTheme.dark, store: $0).wrappedValue == .dark }
-        #expect(wrongRawType == ["key 'tx.bad.enumType' has type integer, expected TxTheme (from user file); using the default"])
+        #expect(wrongRawType == ["key 'tx.bad.enumType' has type Int, expected TxTheme (from user file); using the default"])
         let optional = diagnostic("tx.bad.enumOptional", stored: 7) { Setting<TxLevel?>("tx.bad.enumOptional", store: $0).wrappedValue == nil }
-        #expect(optional == ["key 'tx.bad.enumOptional' has type integer, expected TxLevel (from user file) (7 is not a raw value of TxLevel); using the default"])
+        #expect(optional == ["key 'tx.bad.enumOptional' has type Int, expected TxLevel (from user file) (7 is not a raw value of TxLevel); using the default"])
     }
 
     @Test func aCodableModelMissingAFieldNamesTheCodingPath() {
         let messages = diagnostic("tx.bad.profile", stored: ["name": "Ada", "tags": []]) {
             Setting("tx.bad.profile", default: TxProfile(), store: $0).wrappedValue == TxProfile()
         }
-        #expect(messages == [#"key 'tx.bad.profile' has type dict, expected TxProfile (from user file) (at age: missing key "age" (expected integer)); using the default"#])
+        #expect(messages == [#"key 'tx.bad.profile' has type Dictionary, expected TxProfile (from user file) (at age: missing key "age" (expected integer)); using the default"#])
         let nested = diagnostic("tx.bad.profiles", stored: [["name": "Ada", "age": "old", "tags": []]]) {
             Setting("tx.bad.profiles", default: [TxProfile](), store: $0).wrappedValue.isEmpty
         }
-        #expect(nested == [#"key 'tx.bad.profiles' has type array, expected Array<TxProfile> (from user file) (at [0].age: expected integer, found string "old"); using the default"#])
+        #expect(nested == [#"key 'tx.bad.profiles' has type Array, expected [TxProfile] (from user file) (at [0].age: expected integer, found string "old"); using the default"#])
     }
 
     @Test func aBadElementNamesItsPosition() {
         let array = diagnostic("tx.bad.element", stored: [1, 300]) { Setting("tx.bad.element", default: [UInt8](), store: $0).wrappedValue.isEmpty }
-        #expect(array == ["key 'tx.bad.element' has type array, expected [UInt8] (from user file) (at [1]: 300 is outside 0...255); using the default"])
+        #expect(array == ["key 'tx.bad.element' has type Array, expected [UInt8] (from user file) (at [1]: 300 is outside 0...255); using the default"])
         let nested = diagnostic("tx.bad.nested", stored: ["warm colors": ["#FFF", 3]]) {
             Setting("tx.bad.nested", default: [String: [SettingsColor]](), store: $0).wrappedValue.isEmpty
         }
-        #expect(nested == [#"key 'tx.bad.nested' has type dict, expected [String: [SettingsColor]] (from user file) (at ["warm colors"][1]: found integer, expected SettingsColor); using the default"#])
+        #expect(nested == [#"key 'tx.bad.nested' has type Dictionary, expected [String: [SettingsColor]] (from user file) (at ["warm colors"][1]: found Int, expected SettingsColor); using the default"#])
     }
 
     @Test func numbersConvertOnlyWhenExact() {
@@ -307,7 +309,7 @@ struct TransformerTests {
         let key: SettingsKey = "tx.bad.real"
         let reals = SettingsStore.inMemory(["tx.bad.real": 2.5])
         #expect(Setting(key, default: Int16(0), store: reals).wrappedValue == 0)
-        #expect(DiagnosticsRecorder.diagnostics(for: key).map(\.message) == ["key 'tx.bad.real' has type real, expected Int16 (from user file) (2.5 is not a whole number); using the default"])
+        #expect(DiagnosticsRecorder.diagnostics(for: key).map(\.message) == ["key 'tx.bad.real' has type Double, expected Int16 (from user file) (2.5 is not a whole number); using the default"])
     }
 
     @Test func malformedURLsAndUUIDsAreMismatches() {
@@ -318,6 +320,18 @@ struct TransformerTests {
         #expect(Setting("lower", default: UUID(), store: store).wrappedValue == sampleUUID)
         store["url"] = "file:///tmp/a%20b"
         #expect(Setting("url", default: fallback, store: store).wrappedValue == URL(filePath: "/tmp/a b"))
+    }
+
+    /// URLs are stored as their absolute string (`file:///…`), as MFDynamic and `Codable` store
+    /// them; plain paths, as earlier versions wrote them, still read.
+    @Test func fileURLsAreStoredAbsoluteAndPlainPathsStillRead() {
+        let store = SettingsStore.inMemory(["old": "/Users/ada/My Files/", "oldFile": "/tmp/a b.txt"])
+        let fallback = URL(filePath: "/fallback")
+        let url = Setting("new", default: fallback, store: store)
+        url.wrappedValue = URL(filePath: "/Users/ada/My Files/", directoryHint: .isDirectory)
+        #expect(store["new"] == "file:///Users/ada/My%20Files/")
+        #expect(Setting("old", default: fallback, store: store).wrappedValue == URL(filePath: "/Users/ada/My Files/", directoryHint: .isDirectory))
+        #expect(Setting("oldFile", default: fallback, store: store).wrappedValue == URL(filePath: "/tmp/a b.txt"))
     }
 
     // MARK: Registration

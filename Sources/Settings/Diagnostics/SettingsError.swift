@@ -34,7 +34,8 @@ public struct SettingsError: Error, Hashable, Sendable, CustomStringConvertible 
     public var path: String?
     /// The type that was wanted (for ``Code/typeMismatch``).
     public var expectedType: String?
-    /// The type that was found (for ``Code/typeMismatch``).
+    /// The type that was found (for ``Code/typeMismatch``), named as a Swift type like
+    /// ``expectedType`` (`String`, not the plist's `string`).
     public var foundType: String?
     /// The layer the offending value came from, if any.
     public var source: SettingsLayer?
@@ -50,7 +51,8 @@ public struct SettingsError: Error, Hashable, Sendable, CustomStringConvertible 
     ///   - key: the key, if any.
     ///   - path: the file, if any.
     ///   - expectedType: the wanted type's name.
-    ///   - foundType: the found type's name.
+    ///   - foundType: the found type's name; a plist type name (`string`, `integer`, `dict`…)
+    ///     becomes the Swift type a plain read gives (`String`, `Int`, `Dictionary`…).
     ///   - source: the layer of the offending value.
     ///   - underlying: a plist parse or write error.
     ///   - detail: more words.
@@ -62,7 +64,7 @@ public struct SettingsError: Error, Hashable, Sendable, CustomStringConvertible 
         self.key = key
         self.path = path
         self.expectedType = expectedType
-        self.foundType = foundType
+        self.foundType = foundType.map(swiftTypeName(forPlistType:))
         self.source = source
         self.underlying = underlying
         self.detail = detail
@@ -94,7 +96,28 @@ public struct SettingsError: Error, Hashable, Sendable, CustomStringConvertible 
             if let path, let detail { return "\(path): \(detail)" }
             text = "settings file \(path ?? "?") is locked by another process"
         }
-        if let detail { text += " (\(detail))" }
+        if let detail {
+            // A secret key's value may be quoted in the detail ("abc" is not a URL): leave it out.
+            let hidden = key?.isSecret == true && (code == .typeMismatch || code == .invalidOverride)
+            text += hidden ? " (details not shown: the key is secret)" : " (\(detail))"
+        }
         return text
+    }
+}
+
+/// The Swift type a plain read of a plist type gives, so that a type mismatch names both types
+/// the same way (`has type String, expected Bool`); any other name is kept.
+func swiftTypeName(forPlistType name: String) -> String {
+    switch name {
+    case "string": "String"
+    case "integer": "Int"
+    case "real": "Double"
+    case "bool": "Bool"
+    case "date": "Date"
+    case "data": "Data"
+    case "array": "Array"
+    case "dict": "Dictionary"
+    case "uid": "UID"
+    default: name
     }
 }

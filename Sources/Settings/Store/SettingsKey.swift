@@ -18,6 +18,8 @@ public struct SettingsKey: Hashable, Sendable {
     public let path: String
     /// `path`'s hash, computed once: keys are hashed on every tracked write.
     private let pathHash: Int
+    /// Whether the key was marked secret with ``secret(_:)``; not part of equality.
+    private var isMarkedSecret = false
 
     /// Creates a key from its path text: `/` separates components, `\/` is a literal slash and
     /// `\\` a literal backslash. Empty components are kept (a key may be the empty string).
@@ -55,6 +57,30 @@ public struct SettingsKey: Hashable, Sendable {
         self.pathHash = path.hashValue
     }
 
+    /// A key whose values are secret (tokens, passwords): they are left out of descriptions,
+    /// diagnostics and error messages.
+    ///
+    /// ```swift
+    /// @Setting(.secret("Sync/credentials"), default: "") var credentials: String
+    /// ```
+    ///
+    /// Keys with a component named like a secret (`password`, `apiToken`, `client_secret`: see
+    /// ``SettingsSecrets/isSecretName(_:)``) are secret without being marked. A marked key equals
+    /// the same key unmarked.
+    ///
+    /// - Parameter path: the key path, as for ``init(_:)``.
+    public static func secret(_ path: String) -> SettingsKey {
+        var key = SettingsKey(path)
+        key.isMarkedSecret = true
+        return key
+    }
+
+    /// Whether values under this key are secret: marked with ``secret(_:)``, or a component is
+    /// named like a secret (``SettingsSecrets/isSecretName(_:)``).
+    public var isSecret: Bool {
+        isMarkedSecret || components.contains(where: SettingsSecrets.isSecretName)
+    }
+
     /// Whether the key is a single top-level component.
     public var isTopLevel: Bool { components.count == 1 }
 
@@ -85,8 +111,14 @@ public struct SettingsKey: Hashable, Sendable {
     public func hash(into hasher: inout Hasher) { hasher.combine(pathHash) }
 }
 
-extension SettingsKey: ExpressibleByStringLiteral {
-    /// Creates a key from a literal path, `"Network/timeout"`.
+extension SettingsKey: ExpressibleByStringLiteral, ExpressibleByStringInterpolation {
+    /// Creates a key from a literal path, `"Network/timeout"`, or an interpolated one:
+    ///
+    /// ```swift
+    /// for i in 0..<3 { store["\(prefix)/item\(i)"] = .integer(PlistInteger(i)) }
+    /// ```
+    ///
+    /// - Parameter value: the key path, as for ``init(_:)``.
     public init(stringLiteral value: String) { self.init(value) }
 }
 

@@ -261,10 +261,15 @@ extension SettingsTransformer {
             decoded = try decodeValue(plist)
         } catch let failure as TransformFailure {
             throw failure
+        } catch let error as PlistError where error.codingPath != nil && error.position == nil {
+            // A Codable element's decoding error: its coding path continues the element's path.
+            var failure = TransformFailure(error.message)
+            failure.path = [.codingPath(error.codingPath ?? "")]
+            throw failure
         } catch {
             throw TransformFailure("\(error)")
         }
-        guard let decoded else { throw TransformFailure("found \(plist.typeName), expected \(typeName)") }
+        guard let decoded else { throw TransformFailure("found \(swiftTypeName(forPlistType: plist.typeName)), expected \(typeName)") }
         return decoded
     }
 }
@@ -297,10 +302,12 @@ struct TransformFailure: Error, CustomStringConvertible {
     enum Step {
         case index(Int)
         case key(String)
+        /// A decoder's coding path, already rendered (`age`, `servers[2].port`).
+        case codingPath(String)
     }
 
     /// From the outermost step in.
-    private(set) var path: [Step] = []
+    var path: [Step] = []
     let message: String
 
     init(_ message: String) {
@@ -330,6 +337,8 @@ struct TransformFailure: Error, CustomStringConvertible {
                 text += text.isEmpty ? key : ".\(key)"
             case .key(let key):
                 text += "[\(String(reflecting: key))]"
+            case .codingPath(let codingPath):
+                text += text.isEmpty || codingPath.hasPrefix("[") ? codingPath : ".\(codingPath)"
             }
         }
         return text

@@ -65,7 +65,18 @@ public struct SettingsTransformer<Value>: Sendable {
     }
 }
 
-/// A type with a built-in way to be stored in settings.
+/// A type with a built-in way to be stored in settings: what `@Setting`, `@ReadOnlySetting`,
+/// `@Archived`, ``SettingsStore/Key`` and ``SettingsStore/value(_:default:)`` accept.
+///
+/// Enums with raw values and `Codable` types conform with no code, as in Defaults: the
+/// transformer comes from a protocol extension.
+///
+/// ```swift
+/// enum Theme: String, SettingsValue { case light, dark }            // stored as "light" / "dark"
+/// struct Profile: Codable, Sendable, SettingsValue { var name = "" } // stored as a <dict>
+/// ```
+///
+/// Any other type says how it is stored:
 ///
 /// ```swift
 /// extension Point: SettingsValue {
@@ -82,6 +93,24 @@ public struct SettingsTransformer<Value>: Sendable {
 public protocol SettingsValue {
     /// How values of this type are stored.
     static var settingsTransformer: SettingsTransformer<Self> { get }
+}
+
+extension SettingsValue where Self: RawRepresentable & Sendable, RawValue: SettingsValue & Sendable {
+    /// An enum with raw values is stored as its raw value (``SettingsTransformer/rawValue``):
+    /// `<string>dark</string>`.
+    public static var settingsTransformer: SettingsTransformer<Self> { .rawValue }
+}
+
+extension SettingsValue where Self: Codable & Sendable {
+    /// A `Codable` type is stored as a nested plist value (``SettingsTransformer/codable``): a
+    /// struct as a `<dict>`, never opaque data.
+    public static var settingsTransformer: SettingsTransformer<Self> { .codable }
+}
+
+extension SettingsValue where Self: RawRepresentable & Codable & Sendable, RawValue: SettingsValue & Sendable {
+    /// An enum that has raw values and is `Codable` is stored as its raw value, as one without
+    /// `Codable` is.
+    public static var settingsTransformer: SettingsTransformer<Self> { .rawValue }
 }
 
 /// The global registry of transformers for types you do not own or want stored differently.

@@ -152,17 +152,17 @@ extension Data: SettingsValue {
 }
 
 extension URL: SettingsValue {
-    /// Stored as a `<string>`: a file URL as its plain path (`/Users/ada/My Files/`), the form
-    /// people read and write, whenever that path converts back to exactly the same URL (a
-    /// directory keeps its trailing `/`); any other URL, and a file URL the path would not
-    /// round-trip (`file://host/...`, an encoded `%2F`), as its `absoluteString`.
+    /// Stored as a `<string>` holding its `absoluteString`, as MFDynamic and `Codable`'s `URL` store
+    /// it: `https://example.com/a`, and a file URL as `file:///Users/ada/My%20Files/`, so a string
+    /// setting is never mistaken for a URL one.
     ///
-    /// Reading takes either: a string starting with `/` is a file path, anything else is parsed
-    /// as a URL string. A relative URL is stored resolved against its base.
+    /// Reading takes that, and a plain path too (a file written by hand or by an older version):
+    /// a string starting with `/` is a file path (a directory when it ends in `/`), anything else
+    /// is parsed as a URL string. A relative URL is stored resolved against its base.
     public static var settingsTransformer: SettingsTransformer<URL> {
         SettingsTransformer(
             typeName: "URL",
-            encode: { url in .string(storedText(of: url)) },
+            encode: { url in .string(url.absoluteString) },
             decode: { plist in
                 guard case .string(let text) = plist else { return nil }
                 guard let url = url(from: text) else { throw TransformFailure("\(String(reflecting: text)) is not a URL") }
@@ -171,22 +171,10 @@ extension URL: SettingsValue {
         )
     }
 
-    /// The path for a file URL that the path gives back exactly, else the absolute string.
-    private static func storedText(of url: URL) -> String {
-        if url.isFileURL {
-            let path = url.path(percentEncoded: false)
-            if path.hasPrefix("/"), fileURL(path: path) == url { return path }
-        }
-        return url.absoluteString
-    }
-
     private static func url(from text: String) -> URL? {
-        text.hasPrefix("/") ? fileURL(path: text) : URL(string: text)
-    }
-
-    /// A file URL for `path`, a directory when it ends in `/`; never looks at the disk.
-    private static func fileURL(path: String) -> URL {
-        URL(filePath: path, directoryHint: path.hasSuffix("/") ? .isDirectory : .notDirectory)
+        guard text.hasPrefix("/") else { return URL(string: text) }
+        // A plain path, never looked up on disk.
+        return URL(filePath: text, directoryHint: text.hasSuffix("/") ? .isDirectory : .notDirectory)
     }
 }
 

@@ -8,6 +8,7 @@ import SettingsPlist
 ///     @Setting("Network/timeout", default: 30.0) var timeout: Double
 ///     @Setting("username") var username: String?          // no default: nil when unset
 ///     @Setting(default: true) var launchAtStartup: Bool    // key "LaunchAtStartup", once bound
+///     @Setting var lastUpdate: Date?                       // key "LastUpdate", once bound
 /// }
 /// let settings = AppSettings()
 /// settings.autoPlay = true            // nonmutating: `let settings` is enough
@@ -53,6 +54,30 @@ public struct Setting<Value: Sendable>: Sendable {
     public func reset() {
         guard let key = box.key else { return }
         box.store.removeValue(for: key)
+    }
+
+    /// A key-less optional setting with nothing else to say: `@Setting var lastUpdate: Date?`.
+    ///
+    /// The key is derived from the property name (`LastUpdate`) when the container is bound with
+    /// ``SettingsStore/bind(_:to:)``; the store is ``SettingsStore/shared`` until then. Because this
+    /// initialiser takes no arguments, the container's memberwise initialiser does not ask for the
+    /// property:
+    ///
+    /// ```swift
+    /// struct MYAppDefaults {
+    ///     @Setting var lastUpdate: Date?
+    /// }
+    /// let defaults = SettingsStore.bind(MYAppDefaults())
+    /// ```
+    ///
+    /// Only an optional of a ``SettingsValue`` type can be declared this way. A non-optional
+    /// setting needs a default (`@Setting(default: 0) var count: Int`); declared without one, it
+    /// stops the program with a message saying so when it is first read or written.
+    public init() {
+        // In the type's body, unconstrained: only such an `init()` lets the compiler
+        // default-initialise `@Setting var name: T?`, and the compiler also evaluates it for a
+        // non-optional `@Setting var name: T` whose container assigns `_name` in its own init.
+        self.init(box: keylessBox(Value.self))
     }
 
     @inlinable init(box: SettingBox<Value>) {
@@ -211,6 +236,12 @@ public struct ReadOnlySetting<Value: Sendable>: Sendable {
         setting = Setting(key, default: defaultValue, store: store, rules: rules, transformer: transformer, fileID: fileID, line: line)
     }
 
+    /// A key-less read-only optional setting: `@ReadOnlySetting var apiToken: String?` (key
+    /// `ApiToken` once the container is bound). See ``Setting/init()``.
+    public init() {
+        setting = Setting()
+    }
+
     /// A read-only optional setting: `nil` when no layer has a value.
     ///
     /// - Parameters:
@@ -223,4 +254,85 @@ public struct ReadOnlySetting<Value: Sendable>: Sendable {
     ) where Value == Wrapped? {
         setting = Setting(key, store: store, warnsWhenDefaultIsMissing: warnsWhenDefaultIsMissing, fileID: fileID, line: line)
     }
+}
+
+/// What a key-less optional setting needs from its `Optional` type, found at run time (the
+/// type is only known to be `Sendable` where ``Setting/init()`` is written).
+protocol KeylessOptionalSetting {
+    /// A `SettingsTransformer<Self>`: the wrapped type's (or the one registered for it).
+    static var keylessTransformer: Any { get }
+    /// `Self.none`.
+    static var noneValue: Any { get }
+}
+
+extension Optional: KeylessOptionalSetting where Wrapped: SettingsValue {
+    static var keylessTransformer: Any {
+        optionalTransformer(ComponentTransformer(builtIn: Wrapped.settingsTransformer))
+    }
+
+    static var noneValue: Any { Wrapped?.none as Any }
+}
+
+/// The transformer for `Wrapped?` made from the wrapped type's. Made here, where `Wrapped` has no
+/// conformances, so that its closures may be `@Sendable`.
+private func optionalTransformer<Wrapped>(_ wrapped: ComponentTransformer<Wrapped>) -> SettingsTransformer<Wrapped?> {
+    let current = wrapped.resolver
+    return SettingsTransformer<Wrapped?>(
+        typeName: wrapped.builtIn.typeName,
+        encode: { value in
+            guard let value else { throw TransformFailure("nil is stored by removing the key") }
+            return try current().encode(value)
+        },
+        decode: { plist in try current().decodeValue(plist).map { .some($0) } }
+    )
+}
+
+/// Whether `value` is an `Optional` holding nothing.
+private func isNone(_ value: Any) -> Bool {
+    let mirror = Mirror(reflecting: value)
+    return mirror.displayStyle == .optional && mirror.children.isEmpty
+}
+
+/// The box behind ``Setting/init()``: a key-less optional setting, or for any other type one
+/// that stops with a message when it is used.
+func keylessBox<Value: Sendable>(_ type: Value.Type) -> SettingBox<Value> {
+    if let optional = Value.self as? any KeylessOptionalSetting.Type,
+       let transformer = optional.keylessTransformer as? SettingsTransformer<Value>,
+       let none = optional.noneValue as? Value {
+        return SettingBox<Value>(
+            key: nil, store: .shared, transformer: transformer, explicit: true, rules: SettingRules<Value>(),
+            hasDefaultInCode: false, warnsWhenDefaultIsMissing: true,
+            declaredAt: "an unknown place (a key-less @Setting of type \(Value.self))",
+            wrap: { $0 ?? none }, unwrap: { isNone($0) ? nil : $0 })
+    }
+    let problem = """
+        @Setting var …: \(Value.self) has no default: declare it @Setting(default: …) or make it \
+        optional (\(Value.self)?, a SettingsValue type)
+        """
+    return SettingBox<Value>(
+        key: nil, store: .shared,
+        transformer: SettingsTransformer<Value>(typeName: "\(Value.self)", encode: { _ in preconditionFailure(problem) }, decode: { _ in nil }),
+        explicit: true, rules: SettingRules<Value>(), hasDefaultInCode: false, warnsWhenDefaultIsMissing: true,
+        declaredAt: "an unknown place (@Setting of type \(Value.self) without a default)",
+        wrap: { _ in preconditionFailure(problem) }, unwrap: { _ in preconditionFailure(problem) })
+}
+
+extension Setting: CustomStringConvertible {
+    /// `Network/timeout = 30.0 (from user file)`; a secret key's value (see
+    /// ``SettingsKey/isSecret``) shows as `<redacted>`.
+    ///
+    /// ```swift
+    /// print(settings.$timeout)    // Network/timeout = 30.0 (from registered defaults)
+    /// print(settings.$apiToken)   // apiToken = <redacted> (from user file)
+    /// ```
+    public var description: String {
+        guard let key else { return "@Setting (key-less, not bound)" }
+        let value = key.isSecret ? SettingsSecrets.redactedText : String(describing: wrappedValue)
+        return "\(key.path) = \(value) (from \(source?.name ?? "the default in code"))"
+    }
+}
+
+extension ReadOnlySetting: CustomStringConvertible {
+    /// As ``Setting/description``: `API/baseURL = https://example.com (from override file)`.
+    public var description: String { setting.description }
 }

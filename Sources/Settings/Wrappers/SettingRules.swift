@@ -2,7 +2,7 @@
 ///
 /// ```swift
 /// @Setting("volume", default: 0.5, rules: .clamp(0...1)) var volume: Double
-/// @Setting("retries", rules: SettingRules<Int>().whenNil(use: 3).ensure({ $0 >= 1 }, use: 1)) var retries: Int?
+/// @Setting("retries", rules: .whenNil(use: 3).ensure(that: { $0 >= 1 }, otherwise: 1)) var retries: Int?
 /// ```
 ///
 /// A read passes the stored value (or `nil` when there is none) through the rules in order. A write
@@ -26,22 +26,73 @@ public struct SettingRules<Value: Sendable>: Sendable {
 
     /// Uses `value` when there is no value (Palau's `whenNil(use:)`).
     ///
+    /// ```swift
+    /// @Setting("retries", rules: .whenNil(use: 3)) var retries: Int?
+    /// ```
+    ///
     /// - Parameter value: the replacement for a missing value.
     public func whenNil(use value: Value) -> SettingRules {
         adding("whenNil") { $0 ?? value }
     }
 
-    /// Uses `replacement` whenever `isValid` is false for the value (Palau's `ensure`).
+    /// Uses `replacement` whenever `isInvalid` is true for the value: Palau's
+    /// `ensure(when:use:)`, with Palau's meaning.
     ///
     /// ```swift
-    /// SettingRules<Int>().ensure({ $0 >= 10 }, use: 10)
+    /// let lessThan10: @Sendable (Int) -> Bool = { $0 < 10 }
+    /// SettingRules<Int>().whenNil(use: 10).ensure(when: lessThan10, use: 10)   // 8 reads as 10
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - isInvalid: true for values that must be replaced.
+    ///   - replacement: used instead of such a value.
+    public func ensure(when isInvalid: @escaping @Sendable (Value) -> Bool, use replacement: Value) -> SettingRules {
+        adding("ensure") { value in value.map { isInvalid($0) ? replacement : $0 } }
+    }
+
+    /// Keeps values for which `isValid` is true and uses `replacement` for the others.
+    ///
+    /// ```swift
+    /// SettingRules<Int>().ensure(that: { $0 >= 10 }, otherwise: 10)   // 8 reads as 10
     /// ```
     ///
     /// - Parameters:
     ///   - isValid: true for acceptable values.
     ///   - replacement: used instead of an unacceptable value.
-    public func ensure(_ isValid: @escaping @Sendable (Value) -> Bool, use replacement: Value) -> SettingRules {
+    public func ensure(that isValid: @escaping @Sendable (Value) -> Bool, otherwise replacement: Value) -> SettingRules {
         adding("ensure") { value in value.map { isValid($0) ? $0 : replacement } }
+    }
+
+    /// Not available: an unlabelled condition could mean either "the value is good" or, as in
+    /// Palau, "the value is bad". Say which.
+    @available(*, unavailable, message: "say what the condition means: ensure(when: isBad, use: x) replaces values for which it is true (Palau's meaning); ensure(that: isGood, otherwise: x) keeps them")
+    public func ensure(_ condition: @escaping @Sendable (Value) -> Bool, use replacement: Value) -> SettingRules {
+        self
+    }
+
+    /// Rules that start with ``whenNil(use:)``: `rules: .whenNil(use: 3)`.
+    ///
+    /// - Parameter value: the replacement for a missing value.
+    public static func whenNil(use value: Value) -> SettingRules {
+        SettingRules().whenNil(use: value)
+    }
+
+    /// Rules that start with ``ensure(when:use:)``: `rules: .ensure(when: { $0 < 1 }, use: 1)`.
+    ///
+    /// - Parameters:
+    ///   - isInvalid: true for values that must be replaced.
+    ///   - replacement: used instead of such a value.
+    public static func ensure(when isInvalid: @escaping @Sendable (Value) -> Bool, use replacement: Value) -> SettingRules {
+        SettingRules().ensure(when: isInvalid, use: replacement)
+    }
+
+    /// Rules that start with ``ensure(that:otherwise:)``: `rules: .ensure(that: { $0 >= 1 }, otherwise: 1)`.
+    ///
+    /// - Parameters:
+    ///   - isValid: true for acceptable values.
+    ///   - replacement: used instead of an unacceptable value.
+    public static func ensure(that isValid: @escaping @Sendable (Value) -> Bool, otherwise replacement: Value) -> SettingRules {
+        SettingRules().ensure(that: isValid, otherwise: replacement)
     }
 
     /// Adds a rule of your own: it gets the value so far (`nil` when missing) and returns the new one.

@@ -1,0 +1,58 @@
+import Foundation
+import Testing
+
+/// `read`, `print` and `diff` print secret-looking keys as `<redacted>` unless `--show-secrets`.
+struct SecretsCLITests {
+    static let plist = """
+        <?xml version="1.0" encoding="UTF-8"?>
+        <plist version="1.0"><dict>
+        <key>host</key><string>example.com</string>
+        <key>password</key><string>hunter2</string>
+        <key>API</key><dict><key>token</key><string>tok-123</string></dict>
+        </dict></plist>
+        """
+
+    func withFiles(_ body: (URL) throws -> Void) throws {
+        let dir = FileManager.default.temporaryDirectory.appending(path: "settings-secrets-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        try Data(Self.plist.utf8).write(to: dir.appending(path: "a.plist"))
+        try Data(Self.plist.replacing("tok-123", with: "tok-456").utf8).write(to: dir.appending(path: "b.plist"))
+        try body(dir)
+    }
+
+    @Test func readRedactsUnlessAsked() throws {
+        try withFiles { dir in
+            let file = dir.appending(path: "a.plist").path
+            let read = try ExampleTests.runBuilt("settings", ["read", file])
+            #expect(read.status == 0)
+            #expect(read.output.contains("example.com"))
+            #expect(read.output.contains("<redacted>"))
+            #expect(!read.output.contains("hunter2") && !read.output.contains("tok-123"))
+            #expect(try ExampleTests.runBuilt("settings", ["read", file, "API/token"]).output == "<redacted>\n")
+            let shown = try ExampleTests.runBuilt("settings", ["read", "--show-secrets", file, "API/token"])
+            #expect(shown.output == "tok-123\n")
+        }
+    }
+
+    @Test func printRedactsUnlessAsked() throws {
+        try withFiles { dir in
+            let file = dir.appending(path: "a.plist").path
+            let printed = try ExampleTests.runBuilt("settings", ["print", "--json", file])
+            #expect(printed.status == 0)
+            #expect(!printed.output.contains("hunter2") && printed.output.contains("<redacted>"))
+            #expect(try ExampleTests.runBuilt("settings", ["print", "--json", "--show-secrets", file]).output.contains("hunter2"))
+        }
+    }
+
+    @Test func diffSaysASecretChangedWithoutShowingIt() throws {
+        try withFiles { dir in
+            let a = dir.appending(path: "a.plist").path, b = dir.appending(path: "b.plist").path
+            let diff = try ExampleTests.runBuilt("settings", ["diff", a, b])
+            #expect(diff.status == 1)
+            #expect(diff.output.contains("API/token"))
+            #expect(!diff.output.contains("tok-"))
+            #expect(try ExampleTests.runBuilt("settings", ["diff", "--show-secrets", a, b]).output.contains("tok-456"))
+        }
+    }
+}

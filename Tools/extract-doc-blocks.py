@@ -1,0 +1,191 @@
+#!/usr/bin/env python3
+"""Extracts the ```swift blocks of the guides into Tests/DocBlocksTests/Generated*.swift.
+
+The generated files are checked in and compiled by `swift build` / `swift test`, so a sample in a
+guide that does not compile fails the build. Tests/DocBlocksTests/DocBlocksAreCurrentTests.swift
+fails when a guide's Swift changed since its file was generated: run this script again.
+
+    python3 Tools/extract-doc-blocks.py
+
+How a guide's blocks become Swift:
+- top-level declarations (struct, enum, class, protocol, func, extension) go to file scope,
+  `fileprivate` (so two guides may both declare `AppSettings`);
+- everything else in a block becomes the body of its own `fileprivate func` (never called: the
+  samples are compiled, and the ones that matter are also run by Tests/SettingsTests);
+- `<!-- doc-blocks: prelude ... -->` in a guide holds hidden declarations the samples assume
+  (`defaultsURL`, `store`), `<!-- doc-blocks: skip -->` before a block leaves it out (another
+  library's code, a Package.swift fragment).
+"""
+import os
+import re
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+OUT = os.path.join(ROOT, "Tests", "DocBlocksTests")
+GUIDES = [
+    "README.md",
+    "Docs/GettingStarted.md",
+    "Docs/Settings.md",
+    "Docs/TypesAndTransformers.md",
+    "Docs/Migrating.md",
+    "Docs/DefaultsAndLayers.md",
+    "Docs/ModelFiles.md",
+    "Docs/Observing.md",
+    "Docs/Persistence.md",
+    "Docs/PropertyLists.md",
+]
+DECLARATION = re.compile(r"^(?:@\w+(?:\([^)]*\))?\s+)*(?:final\s+)?(struct|enum|class|actor|protocol|func|extension|import)\b")
+PRELUDE_OPEN = "<!-- doc-blocks: prelude"
+SKIP = "<!-- doc-blocks: skip -->"
+
+
+def fnv1a64(text):
+    """FNV-1a, 64 bits, over UTF-8: the same in DocBlocksAreCurrentTests.swift."""
+    h = 0xcbf29ce484222325
+    for byte in text.encode("utf-8"):
+        h ^= byte
+        h = (h * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF
+    return h
+
+
+def scan(text):
+    """The guide's Swift: (hashed text, prelude lines, blocks as (line number, lines, skipped))."""
+    hashed, prelude, blocks = [], [], []
+    lines = text.split("\n")
+    i, skip_next = 0, False
+    while i < len(lines):
+        line = lines[i]
+        stripped = line.strip()
+        if stripped.startswith(PRELUDE_OPEN):
+            hashed.append(stripped)
+            i += 1
+            while i < len(lines) and lines[i].strip() != "-->":
+                prelude.append(lines[i])
+                hashed.append(lines[i])
+                i += 1
+        elif stripped == SKIP:
+            hashed.append(stripped)
+            skip_next = True
+        elif stripped == "```swift":
+            indent = len(line) - len(line.lstrip())
+            start = i + 1
+            body = []
+            i += 1
+            while i < len(lines) and lines[i].strip() != "```":
+                body.append(lines[i][indent:] if lines[i][:indent].strip() == "" else lines[i].lstrip())
+                hashed.append(lines[i])
+                i += 1
+            blocks.append((start, body, skip_next))
+            skip_next = False
+        i += 1
+    return "".join(l + "\n" for l in hashed), prelude, blocks
+
+
+def split_block(body, constants_too=False):
+    """Top-level declarations and statements of one block (`let`/`var` are declarations in a prelude)."""
+    declarations, statements = [], []
+    i = 0
+    while i < len(body):
+        line = body[i]
+        if line and not line[0].isspace() and (DECLARATION.match(line) or (constants_too and NAMED.match(line))):
+            chunk, depth, opened = [], 0, False
+            while i < len(body):
+                chunk.append(body[i])
+                code = body[i].split("//")[0]
+                depth += code.count("{") - code.count("}")
+                opened = opened or "{" in code
+                i += 1
+                if depth <= 0 and (opened or not code.rstrip().endswith(("(", ",", "->"))):
+                    break
+            declarations.append(chunk)
+        else:
+            statements.append(line)
+            i += 1
+    return declarations, statements
+
+
+DECLARED = re.compile(r"^(?:@\w+(?:\([^)]*\))?\s+)*(?:final\s+)?(?:struct|enum|class|actor|protocol|func|let|var)\s+(\w+)")
+
+
+def declared_name(chunk):
+    match = DECLARED.match(chunk[0])
+    return match.group(1) if match else None
+
+
+def file_private(chunk):
+    first = chunk[0]
+    if first.startswith("import "):
+        return []
+    if first.startswith("extension ") and ":" in first.split("{")[0].split("where")[0]:
+        return chunk  # a conformance: no access modifier allowed
+    return ["fileprivate " + first] + chunk[1:]
+
+
+NAMED = re.compile(r"^(?:@\w+(?:\(.*\))?\s+)?(?:let|var)\s+(\w+)\b")
+
+
+def used(statements):
+    """`_ = name` for each top-level constant, so unused samples compile without warnings."""
+    names = []
+    for line in statements:
+        if line[:1].isspace():
+            continue
+        match = NAMED.match(line)
+        if match and match.group(1) not in names:
+            names.append(match.group(1))
+    return ["_ = " + name for name in names]
+
+
+def generate(guide):
+    with open(os.path.join(ROOT, guide), encoding="utf-8") as f:
+        hashed, prelude, blocks = scan(f.read())
+    name = re.sub(r"\W", "", os.path.splitext(os.path.basename(guide))[0])
+    out = [
+        "// Generated by Tools/extract-doc-blocks.py from %s: do not edit, run the script." % guide,
+        "// blocks-hash: %016x" % fnv1a64(hashed),
+        "import Foundation",
+        "import Settings",
+        "",
+    ]
+    imports, declared, body_lines = [], set(), []
+    chunks = [(None, split_block(prelude, constants_too=True)[0], [])] if prelude else []
+    chunks += [(start, *split_block(body)) for start, body, skipped in blocks if not skipped]
+    for start, declarations, statements in chunks:
+        imports += [c[0] for c in declarations if c[0].startswith("import ") and c[0] not in imports]
+        names = {declared_name(c) for c in declarations} - {None}
+        # A block that declares a name again (a later version of a type) gets a namespace of its own.
+        scoped = bool(names & declared) and not any(c[0].startswith("extension ") for c in declarations)
+        declared |= names
+        lines = []
+        for chunk in declarations:
+            lines.extend(file_private(chunk))
+        if [l for l in statements if l.strip()]:
+            lines.append("%sfunc sample_%s_%d() async throws {" % ("static " if scoped else "fileprivate ", name, start + 1))
+            lines.extend(("    " + l) if l.strip() else "" for l in statements)
+            lines.extend("    " + l for l in used(statements))
+            lines.append("}")
+        body_lines.append("// The prelude: what the samples assume." if start is None else "// %s:%d" % (guide, start + 1))
+        if scoped:
+            body_lines.append("fileprivate enum Sample_%s_%d {" % (name, start + 1))
+            body_lines.extend(("    " + l) if l.strip() else "" for l in lines)
+            body_lines.append("}")
+        else:
+            body_lines.extend(lines)
+        body_lines.append("")
+    out[out.index("import Settings") + 1:out.index("import Settings") + 1] = [i for i in imports if i not in ("import Foundation", "import Settings")]
+    out.extend(body_lines)
+    path = os.path.join(OUT, "Generated%s.swift" % name)
+    text = "\n".join(out).rstrip("\n") + "\n"
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text)
+    return path
+
+
+def main():
+    os.makedirs(OUT, exist_ok=True)
+    for guide in GUIDES:
+        print(os.path.relpath(generate(guide), ROOT))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
