@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets for the XML and binary plist readers and runs each for N seconds,
-# seeded from the conformance corpus.  Usage: Fuzz/run.sh [SECONDS] [xml|binary|both]
+# seeded from the conformance corpus and Fuzz/seeds/<target>/.  Usage: Fuzz/run.sh [SECONDS] [xml|binary|both]
 # Findings (crashing inputs) are written to Fuzz/out/<target>/ and make the script exit 1.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -12,7 +12,7 @@ mkdir -p Fuzz/out .build-fuzz
 build() {  # $1 = xml|binary
     local flag=FUZZ_XML
     [ "$1" = binary ] && flag=FUZZ_BINARY
-    swiftc -sanitize=fuzzer,address -parse-as-library -O -g -D "$flag" -module-name SettingsPlist \
+    swiftc -sanitize=fuzzer,address -parse-as-library -O -g -D "$flag" -module-name SettingsPlist -package-name Settings \
         Sources/SettingsPlist/*.swift Fuzz/FuzzTarget.swift -o ".build-fuzz/fuzz-$1" 2>&1 \
         | { grep -v "Cannot export local symbol" || true; }
 }
@@ -26,6 +26,8 @@ seed() {  # $1 = xml|binary; copies matching corpus inputs into a fresh work cor
             [ "$kind" = "$1" ] && cp "$f" "$dir/$(echo "$f" | md5sum | cut -c1-16)"
         done
     fi
+    # Hand-made attack inputs kept with the sources (Fuzz/seeds/xml, Fuzz/seeds/binary).
+    if [ -d "Fuzz/seeds/$1" ]; then cp Fuzz/seeds/"$1"/* "$dir/"; fi
     echo "$dir"
 }
 

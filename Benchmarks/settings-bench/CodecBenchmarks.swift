@@ -30,6 +30,23 @@ enum CodecBenchmarks {
         }
     }
 
+    /// Runs one codec operation `count` times on the 1 MB workload, for callgrind:
+    /// `valgrind --tool=callgrind .build/release/settings-bench --profile-codec binary-read 10`.
+    static func profile(_ operation: String, count: Int) throws {
+        let value = Generator.settings(targetBytes: 1_000_000)
+        let xml = try value.encoded(as: .xml)
+        let binary = try value.encoded(as: .binary)
+        for _ in 0 ..< count {
+            switch operation {
+            case "binary-read": blackHole(try PlistValue(decoding: binary))
+            case "xml-read": blackHole(try PlistValue(decoding: xml))
+            case "binary-write": blackHole(try value.encoded(as: .binary))
+            case "xml-write": blackHole(try value.encoded(as: .xml))
+            default: throw BenchError.mismatch("unknown operation \(operation)")
+            }
+        }
+    }
+
     /// Codable: an array of models (about `targetBytes` of XML) decoded and encoded.
     static func runCodable(_ h: Harness, label: String, targetBytes: Int) throws {
         let count = max(1, targetBytes / 560)

@@ -1,7 +1,7 @@
 import Foundation
 
 // settings-bench: compares Settings with Foundation in one run.
-//   swift run -c release settings-bench [--quick] [--samples N] [--sizes 10k,1m,10m] [--only codec|codable|store|persistence|process|model]
+//   swift run -c release settings-bench [--quick] [--samples N] [--sizes 10k,1m,10m] [--only codec|codable|convert|store|persistence|process|model]
 // Prints `workload<TAB>system<TAB>value<TAB>unit` per result, then the ratios.
 
 var samples = 5
@@ -9,6 +9,7 @@ var minimumSampleTime = 0.25
 var sizeNames = ["10k", "1m", "10m"]
 var only: String?
 var quick = false
+var convertRuns = 7
 var args = CommandLine.arguments.dropFirst()
 while let arg = args.popFirst() {
     switch arg {
@@ -21,6 +22,28 @@ while let arg = args.popFirst() {
     case "--profile-store":
         StoreBenchmarks.profile(count: Int(args.popFirst() ?? "") ?? 100_000)
         exit(0)
+    case "--profile-codec":
+        // --profile-codec binary-read|xml-read|binary-write|xml-write [N]: N runs on the 1 MB workload.
+        let operation = args.popFirst() ?? "binary-read"
+        do {
+            try CodecBenchmarks.profile(operation, count: Int(args.popFirst() ?? "") ?? 10)
+        } catch {
+            print("profile failed: \(error)")
+            exit(1)
+        }
+        exit(0)
+    case "--generate":
+        // --generate XML-PATH BINARY-PATH [BYTES]: the convert workload's files, for profiling.
+        let (xmlPath, binaryPath) = (args.popFirst() ?? "bench.plist", args.popFirst() ?? "bench.bplist")
+        do {
+            try ConvertBenchmarks.generate(xmlPath: xmlPath, binaryPath: binaryPath,
+                                           targetBytes: Int(args.popFirst() ?? "") ?? ConvertBenchmarks.targetBytes)
+        } catch {
+            print("generate failed: \(error)")
+            exit(1)
+        }
+        exit(0)
+    case "--convert-runs": convertRuns = Int(args.popFirst() ?? "") ?? convertRuns
     default:
         FileHandle.standardError.write(Data("unknown argument \(arg)\n".utf8))
         exit(2)
@@ -32,6 +55,7 @@ let harness = Harness(samples: samples, minimumSampleTime: minimumSampleTime)
 print("# settings-bench: \(samples) samples of >= \(minimumSampleTime)s, median; sizes \(sizeNames.joined(separator: ","))")
 do {
     if only == nil || only == "codec" { try CodecBenchmarks.run(harness, sizes: sizes) }
+    if only == nil || only == "convert" { try ConvertBenchmarks.run(harness, targetBytes: ConvertBenchmarks.targetBytes, runs: convertRuns) }
     if only == nil || only == "codable" {
         for (label, target) in sizes where target <= 1_000_000 {
             try CodecBenchmarks.runCodable(harness, label: label, targetBytes: target)

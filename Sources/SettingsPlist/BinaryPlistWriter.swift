@@ -11,11 +11,26 @@ import Foundation
 /// ``PlistValue`` equality, so `1`, `1.0` and `true` stay three objects, and so do `0.0` and `-0.0`.
 /// Integers and references use the smallest width CoreFoundation would; reals are always 8-byte
 /// doubles (a `Double` is a 64-bit CFNumber, which CF writes as 8 bytes).
+///
+/// Every file written here reads back: the reader refuses a file whose value, counted once per
+/// reference, exceeds ``BinaryPlistDecoder/expansionLimit(forFileSize:)``, so a value that
+/// sharing would shrink that far (`Array(repeating: big, count: 100_000)`, cheap in memory
+/// because arrays share storage) is written again with every string, data and container in full.
 enum BinaryPlistWriter {
     static func write(_ value: PlistValue) throws(PlistError) -> [UInt8] {
-        var flattener = BinaryPlistFlattener()
+        try write(value, expansionLimit: BinaryPlistDecoder.expansionLimit(forFileSize:))
+    }
+
+    /// Writes `value`, without sharing when the shared file would exceed `expansionLimit`.
+    static func write(_ value: PlistValue, expansionLimit: (Int) -> Int) throws(PlistError) -> [UInt8] {
+        var flattener = BinaryPlistFlattener(sharing: true)
         _ = try flattener.add(value)
-        return flattener.finish()
+        let shared = flattener.finish()
+        guard flattener.expandedSize > expansionLimit(shared.count) else { return shared }
+        // Unshared, each value takes at least 3 bytes of file for its 8 of expanded size.
+        var plain = BinaryPlistFlattener(sharing: false)
+        _ = try plain.add(value)
+        return plain.finish()
     }
 }
 
@@ -59,6 +74,15 @@ struct BinaryPlistFlattener {
     private var booleans: (false: Int, true: Int) = (-1, -1)
     /// Containers by a hash of kind and children.
     private var containerSlots = BinaryPlistHashSlots()
+    /// Whether equal strings, data and containers are written once (scalars always are).
+    private let sharing: Bool
+    /// The value's size as the reader counts it: 8 per value, plus the UTF-8 bytes of each
+    /// string and key and the bytes of each data, every occurrence counted.
+    private(set) var expandedSize = 0
+
+    init(sharing: Bool = true) {
+        self.sharing = sharing
+    }
 
     private enum ScalarKind: UInt8 {
         case integer, negativeInteger, real, date, uid
@@ -76,6 +100,7 @@ struct BinaryPlistFlattener {
 
     /// Adds `value` and everything in it; returns its post-order object number.
     mutating func add(_ value: PlistValue) throws(PlistError) -> Int {
+        expandedSize &+= 8
         switch value {
         case .string(let s):
             return addString(s)
@@ -109,7 +134,10 @@ struct BinaryPlistFlattener {
             return addContainer(0xA0, count: elements.count, from: base)
         case .dictionary(let dictionary):
             let base = pending.count
-            for key in dictionary.keys { pending.append(addString(key)) }
+            for key in dictionary.keys {
+                expandedSize &+= 8
+                pending.append(addString(key))
+            }
             for element in dictionary.values { pending.append(try add(element)) }
             return addContainer(0xD0, count: dictionary.count, from: base)
         }
@@ -125,6 +153,8 @@ struct BinaryPlistFlattener {
     }
 
     private mutating func addString(_ s: String) -> Int {
+        expandedSize &+= s.utf8.count
+        guard sharing else { return startObject { $0.writeString(s) } }
         let bits = Self.rawBits(s)
         var bitHash: UInt64 = 0
         if let bits {
@@ -155,6 +185,8 @@ struct BinaryPlistFlattener {
     }
 
     private mutating func addData(_ d: Data) -> Int {
+        expandedSize &+= d.count
+        guard sharing else { return startObject { $0.writeData(d) } }
         let next = datas.count
         let index = d.withUnsafeBytes { raw in
             let bytes = raw.assumingMemoryBound(to: UInt8.self)
@@ -204,7 +236,7 @@ struct BinaryPlistFlattener {
         for i in base ..< pending.count { hash = BinaryPlistHashSlots.mix(hash, UInt64(truncatingIfNeeded: pending[i])) }
         hash = BinaryPlistHashSlots.finish(hash)
         let next = containers.count
-        let found = containerSlots.findOrInsert(hash: hash, next) { candidate in
+        let found = !sharing ? next : containerSlots.findOrInsert(hash: hash, next) { candidate in
             let c = containers[candidate]
             return c.marker == marker && c.refCount == refCount
                 && refs[c.refStart ..< c.refStart + refCount].elementsEqual(pending[base...])

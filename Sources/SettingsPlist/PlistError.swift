@@ -34,6 +34,9 @@ public struct PlistError: Error, Hashable, Sendable {
         case invalidKey
         /// Containers nested deeper than the reader's limit.
         case tooDeep
+        /// Input whose value would be far larger than the input: a binary plist whose shared
+        /// objects, counted once per reference, exceed the reader's expansion limit.
+        case tooLarge
         /// A value that the chosen output format cannot represent.
         case unencodable
         /// A Codable value whose stored form has the wrong type.

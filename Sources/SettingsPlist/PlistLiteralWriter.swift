@@ -35,7 +35,7 @@ extension PlistValue {
     /// PlistValue.string("Ada L").displayText   // Ada L
     /// PlistValue.bool(true).displayText        // 1
     /// ```
-    public var displayText: String { PlistLiteralWriter.scalarText(self) }
+    package var displayText: String { PlistLiteralWriter.scalarText(self) }
 }
 
 /// Writes OpenStep text, iteratively bounded by the value's depth (values are depth-limited when read).

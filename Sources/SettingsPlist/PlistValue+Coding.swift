@@ -112,7 +112,10 @@ extension PlistValue {
     /// - Parameter format: XML (default) or binary.
     /// - Throws: ``PlistError/Code/unencodable`` when a string holds characters XML 1.0 cannot carry.
     public func encoded(as format: PlistFormat = .xml) throws(PlistError) -> Data {
-        Data(try encodedBytes(as: format))
+        switch format {
+        case .xml: try XMLPlistWriter.writeData(self)  // the document's buffer, not a copy
+        case .binary: Data(try BinaryPlistWriter.write(self))
+        }
     }
 
     /// The plist's bytes in `format`, as an array.
@@ -155,7 +158,7 @@ extension PlistError {
     /// ```
     ///
     /// - Parameter error: an error thrown by `Data(contentsOf:)` or `Data.write(to:)`.
-    public static func reason(_ error: any Error) -> String {
+    package static func reason(_ error: any Error) -> String {
         if let e = error as? CocoaError {
             switch e.code {
             case .fileReadNoSuchFile, .fileNoSuchFile: return "no such file"

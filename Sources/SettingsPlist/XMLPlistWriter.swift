@@ -71,6 +71,18 @@ enum XMLPlistWriter {
         return outgrown ?? bytes
     }
 
+    /// Writes `value` as `Data` that owns the written buffer: no copy of the document, which
+    /// for `settings convert` of a large file saves a copy of the output's size in memory and time.
+    static func writeData(_ value: PlistValue) throws(PlistError) -> Data {
+        let estimate = estimatedSize(of: value, stoppingAbove: maximumSize)
+        guard estimate <= maximumSize else {
+            throw PlistError(.unencodable, "the XML document would be larger than \(maximumSize) bytes; shared values are written out in full in XML, use the binary format")
+        }
+        var out = XMLOutput(writingInto: .allocate(capacity: Swift.max(estimate, 1)), owning: true)
+        try writeDocument(value, into: &out)
+        return out.takeData()
+    }
+
     private static func writeDocument(_ root: PlistValue, into out: inout XMLOutput) throws(PlistError) {
         out.append(literal: header)
         var open: [OpenContainer] = []
@@ -206,8 +218,22 @@ private struct XMLOutput: ~Copyable {
         }
     }
 
+    /// An output that fills `buffer`, which it owns (frees or hands on) from now on.
+    init(writingInto buffer: UnsafeMutableBufferPointer<UInt8>, owning: Bool) {
+        self.init(writingInto: buffer)
+        ownsStorage = ownsStorage || owning
+    }
+
     deinit {
         if ownsStorage { start.deallocate() }
+    }
+
+    /// The bytes written, as `Data` that takes over the storage when this output owns it.
+    consuming func takeData() -> Data {
+        let (start, count, owned) = (self.start, self.count, self.ownsStorage)
+        discard self
+        guard owned else { return Data(UnsafeBufferPointer(start: start, count: count)) }
+        return Data(bytesNoCopy: start, count: count, deallocator: .custom { pointer, _ in pointer.deallocate() })
     }
 
     /// Whether the bytes are no longer in `buffer`.

@@ -377,21 +377,111 @@ struct BinaryPlistTests {
         #expect(readError(alias.bytes) != nil)
     }
 
-    @Test("a DAG of shared containers decodes in linear time", .timeLimit(.minutes(1)))
+    @Test("a DAG of shared containers is refused as too large, in linear time", .timeLimit(.minutes(1)))
     func sharedContainers() throws {
-        // Array i holds array i+1 twice: 2^60 paths, 61 objects.
+        // Array i holds array i+1 twice: 61 objects standing for 2^61 - 1 values.
         var objects = (0..<60).map { i -> [UInt8] in [0xA2, UInt8(i + 1), UInt8(i + 1)] }
         objects.append([0x10, 42])
-        let value = try readBinary(RawBPlist(objects: objects).bytes)
-        var node = value
-        var depth = 0
-        while case .array(let elements) = node {
-            #expect(elements.count == 2)
-            node = elements[1]
-            depth += 1
+        let error = try #require(readError(RawBPlist(objects: objects).bytes))
+        #expect(error.code == .tooLarge)
+    }
+
+    /// A DAG of `levels` dictionaries, each with keys `a` and `b` both referring to the next
+    /// dictionary, ending in the integer 42: `levels` = 40 gives the 296-byte file of issue 11.
+    private static func dictionaryDAG(levels: Int) -> [UInt8] {
+        // Objects: 0 = "a", 1 = "b", 2 ..< 2 + levels = the dictionaries, then the leaf.
+        var objects: [[UInt8]] = [[0x51, 0x61], [0x51, 0x62]]
+        for level in 0 ..< levels {
+            let next = UInt8(3 + level)
+            objects.append([0xD2, 0, 1, next, next])
         }
-        #expect(depth == 60)
-        #expect(node == 42)
+        objects.append([0x10, 42])
+        return RawBPlist(objects: objects, top: 2).bytes
+    }
+
+    /// `levels` nested two-entry dictionaries around 42, built without sharing.
+    private static func expandedDAG(levels: Int) -> PlistValue {
+        var value: PlistValue = 42
+        for _ in 0 ..< levels { value = ["a": value, "b": value] }
+        return value
+    }
+
+    @Test("issue 11: a 40-level dictionary DAG is refused with its offset and sizes, not expanded", .timeLimit(.minutes(1)))
+    func fortyLevelDAG() throws {
+        let file = Self.dictionaryDAG(levels: 40)
+        #expect(file.count < 300)
+        let start = ContinuousClock.now
+        let error = try #require(readError(file))
+        #expect(ContinuousClock.now - start < .seconds(1))
+        #expect(error.code == .tooLarge)
+        #expect(error.message.contains("binary plist of \(file.count) bytes"))
+        #expect(error.message.contains("\(BinaryPlistDecoder.expansionLimit(forFileSize: file.count)) bytes"))
+        guard case .offset(let offset)? = error.position else {
+            Issue.record("no byte offset in \(error)")
+            return
+        }
+        #expect(offset >= BinaryPlistLayout.headerSize && offset < file.count - BinaryPlistLayout.trailerSize)
+        // Every entry point refuses it, so no caller ever holds the exponential value.
+        #expect(throws: PlistError.self) { try PlistValue(decoding: file) }
+        #expect(throws: PlistError.self) { try PlistDecoder().decode([String: Int].self, from: Data(file)) }
+    }
+
+    @Test("shared containers within the limit decode to the expanded tree, which every operation handles")
+    func sharedWithinLimit() throws {
+        let file = Self.dictionaryDAG(levels: 12)  // 4,096 leaves: about 8,000 values
+        let value = try readBinary(file)
+        let expected = Self.expandedDAG(levels: 12)
+        #expect(value == expected)
+        #expect(value.hashValue == expected.hashValue)
+        #expect(try readBinary(BinaryPlistWriter.write(value)) == expected)
+        #expect(try PlistValue(decoding: XMLPlistWriter.write(value)) == expected)
+    }
+
+    @Test("the writer never writes a file the reader refuses: heavy sharing is written out in full")
+    func writerStaysWithinExpansionLimit() throws {
+        let record = PlistValue.dictionary(PlistDictionary((0 ..< 200).map { ("key\($0)", .string("value number \($0)")) }))
+        let value = PlistValue.array(Array(repeating: record, count: 300))  // one record in memory
+        let limit = { (fileSize: Int) in 32 * fileSize }
+        var shared = BinaryPlistFlattener(sharing: true)
+        _ = try shared.add(value)
+        let sharedFile = shared.finish()
+        let refused = sharedFile.withUnsafeBufferPointer { buffer in
+            Result { () throws(PlistError) in try BinaryPlistReader.read(buffer, options: .init(), expansionLimit: limit(buffer.count)) }
+        }
+        if case .failure(let error) = refused {
+            #expect(error.code == .tooLarge)
+        } else {
+            Issue.record("the shared file was read despite the limit")
+        }
+        let file = try BinaryPlistWriter.write(value, expansionLimit: limit)
+        #expect(file.count > 20 * sharedFile.count)
+        let back = try file.withUnsafeBufferPointer { buffer throws(PlistError) in
+            try BinaryPlistReader.read(buffer, options: .init(), expansionLimit: limit(buffer.count))
+        }
+        #expect(back == value)
+        // With the real limit (at least 16 MiB) the same value stays shared.
+        #expect(try BinaryPlistWriter.write(value) == sharedFile)
+    }
+
+    @Test("the expansion limit: 32 times the file, at least 16 MiB, counted per reference")
+    func expansionLimit() throws {
+        #expect(BinaryPlistDecoder.expansionLimit(forFileSize: 300) == 16 << 20)
+        #expect(BinaryPlistDecoder.expansionLimit(forFileSize: 1 << 20) == 32 << 20)
+        #expect(BinaryPlistDecoder.expansionLimit(forFileSize: Int.max) > 0)
+        // One 1 MiB string referred to 20 times fits (20 MiB < 32 MiB); 40 times does not.
+        func repeated(_ times: Int) -> [UInt8] {
+            let text = [UInt8](repeating: 0x61, count: 1 << 20)
+            let string: [UInt8] = [0x5F, 0x12] + bigEndian(UInt64(text.count), 4) + text
+            let array: [UInt8] = [0xAF, 0x10, UInt8(times)] + [UInt8](repeating: 1, count: times)
+            return RawBPlist(objects: [array, string], offsetSize: 4).bytes
+        }
+        #expect(try readBinary(repeated(20)).arrayValue?.count == 20)
+        #expect(readError(repeated(40))?.code == .tooLarge)
+        // Files that share only keys and scalars, as every writer makes them, stay far below it.
+        let records = PlistValue.array((0 ..< 20_000).map { _ in
+            ["AVeryLongDescriptiveKeyNameForTheRecord": 1, "AnotherLongKeyNameThatRepeatsEverywhere": true]
+        })
+        #expect(try readBinary(BinaryPlistWriter.write(records)) == records)
     }
 
     @Test("nesting deeper than the limit is refused quickly", .timeLimit(.minutes(1)))
