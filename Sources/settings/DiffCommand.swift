@@ -13,7 +13,8 @@ enum DiffCommand: Command {
           ~ KEY: OLD -> NEW    in both, different; when the types differ each side names its
                                type: ~ port: 1 (integer) -> 1.0 (real)
         Values are printed on one line (OpenStep-like; reals with a point, Booleans true/false);
-        arrays compare as wholes. An argument is a file when it contains '/', ends in .plist,
+        arrays compare as wholes. Values under secret-named keys show as <redacted> (a changed
+        one as <redacted (changed)>) unless --show-secrets is given. An argument is a file when it contains '/', ends in .plist,
         .bplist or .json, or names an existing file; otherwise an application domain. Exits 0
         when they are equal, 1 when they differ (like diff) or a file cannot be read.
         """

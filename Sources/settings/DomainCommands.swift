@@ -20,6 +20,8 @@ enum ReadCommand: Command {
                   when unset), or a file: an argument that contains '/', ends in .plist, .bplist
                   or .json, or names an existing file
           KEY     a key path: Root/Sub/Key (\\/ for a slash inside a key)
+        Values under secret-named keys (password, token, apiKey...) print as <redacted>;
+        --show-secrets prints them.
         Exits 1 when the domain does not exist or has no value for KEY.
         """
 

@@ -20,6 +20,8 @@ enum PrintCommand: Command {
                          form: refused, naming the key path; use --typed-json for them)
           --typed-json   as canonical typed JSON: {"dict": [["key", {"int": 1}], ...]}
           --openstep     as OpenStep text, as `read` prints a domain
+          --show-secrets values under secret-named keys (password, token, apiKey...) as they
+                         are, not <redacted>
         Exits 1 with a one-line error naming the file and position when FILE is malformed.
         """
 

@@ -84,6 +84,8 @@ enum SettingsTool {
         for c in commands { lines.append("  " + c.name.padding(toLength: 10) + c.summary) }
         lines.append("")
         lines.append("plutil's forms work too: -p, -lint, -convert, -extract, -type, -insert, -replace, -remove.")
+        lines.append("Values under secret-named keys (password, token, apiKey...) print as <redacted> in")
+        lines.append("read, print and diff; --show-secrets prints them.")
         lines.append("Run 'settings COMMAND --help' for a command's arguments.")
         return lines.joined(separator: "\n")
     }

@@ -35,6 +35,13 @@ struct SecretsCLITests {
         }
     }
 
+    @Test func helpNamesShowSecrets() throws {
+        for arguments in [["--help"], ["read", "--help"], ["print", "--help"], ["diff", "--help"]] {
+            let help = try ExampleTests.runBuilt("settings", arguments)
+            #expect(help.output.contains("--show-secrets"), "settings \(arguments.joined(separator: " "))")
+        }
+    }
+
     @Test func printRedactsUnlessAsked() throws {
         try withFiles { dir in
             let file = dir.appending(path: "a.plist").path
