@@ -102,6 +102,7 @@ enum ConvertCommand: Command {
                 bytes = Array((try Render.json(value, readable: args.readable, file: file) + "\n").utf8)
             }
             try Output(target(for: file, args)).write(bytes)
+            if file == files.last { ProcessExit.keepUntilExit(value) }
         }
     }
 
@@ -323,5 +324,20 @@ func namingFile<T>(_ file: String, _ body: () throws(CLIError) -> T) throws(CLIE
     } catch {
         guard error.status == .failure, !error.message.hasPrefix(file + ":"), !error.message.hasPrefix("<stdin>") else { throw error }
         throw .failure("\(file): \(error.message)")
+    }
+}
+
+/// What the tool leaves for the end of the process to reclaim.
+enum ProcessExit {
+    /// Keeps `value` alive until the process exits. `convert` returns to `exit` right after its
+    /// last file, and freeing a large decoded tree first (a release and a `free` per node) is
+    /// about an eighth of a whole conversion; the kernel takes the pages back at once.
+    static func keepUntilExit(_ value: PlistValue) {
+        _ = Unmanaged.passRetained(Kept(value))
+    }
+
+    private final class Kept: Sendable {
+        let value: PlistValue
+        init(_ value: PlistValue) { self.value = value }
     }
 }
