@@ -134,14 +134,14 @@ struct StorePromisesTests {
             for i in 0..<1000 { store["k"] = .integer(PlistInteger(Int64(i))); _ = store["k"] }
             _ = store.persistenceStatus
         }
-        #expect(quick < .milliseconds(200))
+        #expect(quick < .milliseconds(200) * timingSlack)
         // An unrelated task makes progress meanwhile.
         let unrelated = clock.measure { _ = (0..<1000).reduce(0, +) }
-        #expect(unrelated < .milliseconds(100))
+        #expect(unrelated < .milliseconds(100) * timingSlack)
         // flush() gives up after the lock timeout with a clear error.
         let start = clock.now
         await #expect(throws: SettingsError.self) { try await store.flush() }
-        #expect(clock.now - start < .seconds(5))
+        #expect(clock.now - start < .seconds(5) * timingSlack)
         do { try await store.flush() } catch { #expect(error.code == .fileLocked && error.description.contains(".settings.plist.lock")) }
         // flushNow() is bounded too.
         #expect(throws: SettingsError.self) { try store.flushNow() }
@@ -200,7 +200,7 @@ struct StorePromisesTests {
             for i in 0..<40_000 { store[SettingsKey("key\(i)")] = .integer(PlistInteger(Int64(i))) }
             try await store.flush()
         }
-        #expect(elapsed < .seconds(10))  // quadratic tracking took 158 s for 40,000 keys
+        #expect(elapsed < .seconds(10) * timingSlack)  // quadratic tracking took 158 s for 40,000 keys
         #expect(try PlistValue(contentsOf: dir.file()).dictionaryValue?.count == 40_000)
         // Repeated keys are still compacted.
         var state = SettingsStore.State()
