@@ -9,8 +9,8 @@ import Testing
 struct IntegrationHooksTests {
     final class Recorder: Sendable {
         let changes = Mutex<[SettingsChange]>([])
-        var all: [SettingsChange] { changes.withLock { $0 } }
-        func record(_ change: SettingsChange) { changes.withLock { $0.append(change) } }
+        var all: [SettingsChange] { changes.locked { $0 } }
+        func record(_ change: SettingsChange) { changes.locked { $0.append(change) } }
     }
 
     @Test func everyUserLayerWriteIsHeardAsLeaves() {

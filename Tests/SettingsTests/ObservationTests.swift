@@ -1,14 +1,14 @@
 import Foundation
 import Observation
-import Settings
+@testable import Settings  // Mutex.locked: visible to ThreadSanitizer in SETTINGS_TSAN builds
 import Synchronization
 import Testing
 
 /// Collects what callbacks receive, from any thread.
 final class Received<T: Sendable>: Sendable {
     private let items = Mutex<[T]>([])
-    func append(_ item: T) { items.withLock { $0.append(item) } }
-    var all: [T] { items.withLock { $0 } }
+    func append(_ item: T) { items.locked { $0.append(item) } }
+    var all: [T] { items.locked { $0 } }
 }
 
 struct ObservedSettings {

@@ -28,12 +28,12 @@ final class StoreDiagnostics: Sendable {
     init(_ store: SettingsStore) {
         (stream, continuation) = AsyncStream.makeStream(of: SettingsDiagnostic.self)
         store.diagnosticsHandler = { [self] d in
-            all.withLock { $0.append(d) }
+            all.locked { $0.append(d) }
             continuation.yield(d)
         }
     }
 
-    var messages: [String] { all.withLock { $0.map(\.message) } }
+    var messages: [String] { all.locked { $0.map(\.message) } }
 }
 
 /// Waits for the first status update that satisfies `condition`.
@@ -92,17 +92,17 @@ struct StorePromisesTests {
             let writes = store.persistenceStatus.fileWrites   // reads the store
             store["fromHandler"] = .integer(PlistInteger(Int64(writes)))  // and writes it
             _ = store.loadError
-            seen.withLock { $0.append(writes) }
+            seen.locked { $0.append(writes) }
         }
         #expect(store["a"] == nil)                     // loads: malformed, reported to the handler
-        #expect(seen.withLock { $0.count } == 1)
+        #expect(seen.locked { $0.count } == 1)
         store["b"] = 1
         try await store.flush()                          // moved aside: reported again
-        #expect(seen.withLock { $0.count } == 2)
+        #expect(seen.locked { $0.count } == 2)
         // A reload of a malformed file, reported from the watcher's path.
         try Data("garbage".utf8).write(to: dir.file())
         await store.reloadIfChanged()
-        #expect(seen.withLock { $0.count } == 3)
+        #expect(seen.locked { $0.count } == 3)
         try await store.flush()
         #expect(try PlistValue(contentsOf: dir.file()).dictionaryValue?["fromHandler"] != nil)
     }
@@ -157,12 +157,12 @@ struct StorePromisesTests {
         let dir = try TemporaryDirectory()
         let store = SettingsStore.file(dir.file(), autosaveDelay: nil)
         let onExecutor = Mutex<[Bool]>([])
-        store.diagnosticsHandler = { _ in onExecutor.withLock { $0.append(store.executor.isCurrent) } }
+        store.diagnosticsHandler = { _ in onExecutor.locked { $0.append(store.executor.isCurrent) } }
         try Data("garbage".utf8).write(to: dir.file())
         _ = store["a"]                                     // the load runs on the executor and reports there
         store["b"] = 1
         try await store.flush()
-        #expect(onExecutor.withLock { $0 } == [true, true])
+        #expect(onExecutor.locked { $0 } == [true, true])
         #expect(!store.executor.isCurrent)
     }
 
@@ -260,13 +260,13 @@ struct StorePromisesTests {
                 if side == 0 {
                     store[key] = 1
                 } else {
-                    let o = store.onChange(of: key) { _, old in olds.withLock { $0.append(old) } }
-                    observation.withLock { $0 = o }
+                    let o = store.onChange(of: key) { _, old in olds.locked { $0.append(old) } }
+                    observation.locked { $0 = o }
                 }
             }
             store[key] = 2  // after both: the observer must know the value was 1
-            if olds.withLock({ $0.last }) != .some(1) { missed += 1 }
-            observation.withLock { $0?.cancel() }
+            if olds.locked({ $0.last }) != .some(1) { missed += 1 }
+            observation.locked { $0?.cancel() }
         }
         #expect(missed == 0)
     }

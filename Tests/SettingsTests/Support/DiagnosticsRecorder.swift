@@ -1,4 +1,4 @@
-import Settings
+@testable import Settings  // Mutex.locked: visible to ThreadSanitizer in SETTINGS_TSAN builds
 import Synchronization
 
 /// Collects every diagnostic for the whole test run, so parallel tests can each look at the
@@ -6,7 +6,7 @@ import Synchronization
 enum DiagnosticsRecorder {
     private static let all = Mutex<[SettingsDiagnostic]>([])
     private static let installed: Void = {
-        SettingsDiagnostics.handler = { d in all.withLock { $0.append(d) } }
+        SettingsDiagnostics.handler = { d in all.locked { $0.append(d) } }
     }()
 
     /// Starts recording (idempotent).
@@ -14,11 +14,11 @@ enum DiagnosticsRecorder {
 
     /// The diagnostics recorded so far whose key is `key`.
     static func diagnostics(for key: SettingsKey) -> [SettingsDiagnostic] {
-        all.withLock { $0.filter { $0.key == key } }
+        all.locked { $0.filter { $0.key == key } }
     }
 
     /// The diagnostics recorded so far whose message contains `text`.
     static func diagnostics(containing text: String) -> [SettingsDiagnostic] {
-        all.withLock { $0.filter { $0.message.contains(text) } }
+        all.locked { $0.filter { $0.message.contains(text) } }
     }
 }
