@@ -322,7 +322,13 @@ struct SettingsFile {
     /// - Returns: where it went, or `nil` when the file changed since it was read (not moved).
     static func moveAside(malformed target: String, _ identity: POSIXFile.Identity, keeping limit: Int) throws(POSIXFile.Failure) -> String? {
         guard try POSIXFile.identity(of: target) == identity else { return nil }
-        let destination = target + ".corrupt-" + timestamp()
+        var destination = target + ".corrupt-" + timestamp()
+        // Two in the same millisecond: never rename over one already moved aside.
+        var n = 1
+        while (try? POSIXFile.identity(of: destination)) != nil {
+            n += 1
+            destination = target + ".corrupt-" + timestamp() + "-\(n)"
+        }
         try POSIXFile.moveAside(target, to: destination)
         pruneQuarantine(target, keeping: max(1, limit))
         return destination
