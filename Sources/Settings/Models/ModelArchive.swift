@@ -94,13 +94,15 @@ struct ModelArchive<Model: SettingsModel>: Sendable {
                 existing = PlistDictionary()
             }
             existing[SettingsMigrations.versionKey] = nil
-            let loaded = memory.flatMap { memory in memory.loaded.flatMap { try? $0.archive() } }
-            if memory?.wholeModelFailed == true, loaded == out {
+            // The loaded model archived again, only when needed (most saves do not).
+            func loadedArchive() -> PlistDictionary? { memory.flatMap { memory in memory.loaded.flatMap { try? $0.archive() } } }
+            if memory?.wholeModelFailed == true, loadedArchive() == out {
                 out = existing  // nothing decoded and nothing changed: what is stored stays
             } else {
                 after?.wholeModelFailed = false
                 after?.fallbacks = []
                 if !(memory?.dropped.isEmpty ?? true) || hasKeysMissing(from: .dictionary(out), in: .dictionary(existing)) {
+                    let loaded = loadedArchive()
                     let defaults = try? Model().archive()
                     let merged = merge(
                         .dictionary(out), over: .dictionary(existing), loaded: loaded.map { .dictionary($0) },
@@ -126,9 +128,22 @@ struct ModelArchive<Model: SettingsModel>: Sendable {
     private static func hasKeysMissing(from out: PlistValue, in existing: PlistValue) -> Bool {
         switch (out, existing) {
         case (.dictionary(let mine), .dictionary(let theirs)):
-            for (key, value) in theirs {
-                guard let nested = mine[key] else { return true }
-                if hasKeysMissing(from: nested, in: value) { return true }
+            let keys = mine.keys
+            for i in theirs.keys.indices {
+                let key = theirs.keys[i]
+                let nested: PlistValue
+                if i < keys.count, keys[i] == key {
+                    nested = mine.values[i]  // the usual case: same key at the same place, no lookup
+                } else {
+                    guard let found = mine[key] else { return true }
+                    nested = found
+                }
+                switch theirs.values[i] {
+                case .dictionary, .array:
+                    if hasKeysMissing(from: nested, in: theirs.values[i]) { return true }
+                default:
+                    continue
+                }
             }
             return false
         case (.array(let mine), .array(let theirs)) where mine.count == theirs.count:
