@@ -29,6 +29,21 @@ struct VersionedProfile: SettingsModel, Codable, Equatable {
     }
 }
 
+/// A model whose own decoding code refuses data outside any field.
+struct Validated: SettingsModel, Codable, Equatable {
+    var low = 0
+    var high = 10
+    init() {}
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        low = try container.decode(Int.self, forKey: .low)
+        high = try container.decode(Int.self, forKey: .high)
+        guard low <= high else {
+            throw DecodingError.dataCorrupted(DecodingError.Context(codingPath: [], debugDescription: "low > high"))
+        }
+    }
+}
+
 /// The promise of Docs/ModelFiles.md: model files and `@StoredModel`s never lose data.
 @Suite("Models never lose data")
 struct ModelNoLossTests {
@@ -97,6 +112,20 @@ struct ModelNoLossTests {
         #expect(document.title == "Notes" && document.tags == ["a"] && document.wordCount == 0)
         try document.save(to: url)
         #expect(try stored(url)["Words"] == "many")
+    }
+
+    @Test func aModelThatCannotBeReadAtAllIsWrittenBackUnchangedUntilChanged() throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.file("v.plist")
+        try PlistValue.dictionary(["low": 5, "high": 1, "extra": "x"]).write(to: url)
+        var model = try Validated.load(from: url)
+        #expect(model == Validated())
+        try model.save(to: url)
+        #expect(try stored(url) == ["low": 5, "high": 1, "extra": "x"])
+        model.high = 20
+        try model.save(to: url)
+        #expect(try stored(url)["high"] == 20)
+        #expect(try stored(url)["extra"] == "x")
     }
 
     // MARK: 2. Versions
@@ -265,6 +294,20 @@ struct ModelNoLossTests {
         try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: url.path)
         try Profile().save(to: url)
         #expect(try dir.permissions(of: url) == 0o644)
+    }
+
+    @Test func aSymbolicLinkToAModelFileIsFollowed() throws {
+        let dir = try TemporaryDirectory()
+        let real = dir.file("real.plist")
+        let link = dir.file("link.plist")
+        try PlistValue.dictionary(["name": "Ada", "extra": 1]).write(to: real)
+        try FileManager.default.createSymbolicLink(atPath: link.path, withDestinationPath: real.path)
+        var profile = try Profile.load(from: link)
+        profile.volume = 0.9
+        try profile.save(to: link)
+        #expect(try FileManager.default.destinationOfSymbolicLink(atPath: link.path) == real.path)
+        #expect(try stored(real)["volume"] == 0.9)
+        #expect(try stored(real)["extra"] == 1)
     }
 
     @Test func aModelFileKeepsItsFormat() throws {

@@ -21,9 +21,11 @@ public import SettingsPlist
 /// }
 /// ```
 ///
-/// Loading never loses data: a field added since the data was written gets its default, a
-/// stored field that no longer decodes is reported and keeps its stored value on disk, keys the
-/// model does not know are written back untouched, and ``migrations`` run first.
+/// Loading never loses data: a field added since the data was written gets its default; a
+/// stored value that no longer decodes falls back alone (the field to its default, an array
+/// element or dictionary entry left out), is reported, and keeps its stored value on disk; keys
+/// the model does not know are written back untouched at every depth; a newer schema version is
+/// never lowered; and ``migrations`` run first. See Docs/ModelFiles.md.
 public protocol SettingsModel: Sendable {
     /// A model with every field at its default.
     init()
