@@ -177,7 +177,7 @@ struct ModelArchive<Model: SettingsModel>: Sendable {
             let defaults = defaults?.dictionaryValue
             for (key, value) in theirs {
                 if let nested = mine[key] {
-                    if case .dictionary = nested {} else if case .array = nested {} else { continue }
+                    guard nested.isContainer, value.isContainer else { continue }
                     mine[key] = merge(
                         nested, over: value, loaded: loaded?[key], defaults: defaults?[key],
                         at: path + [.key(key)], dropped: dropped)
@@ -193,7 +193,8 @@ struct ModelArchive<Model: SettingsModel>: Sendable {
                 guard mine.count == theirs.count else { return out }
                 let aligned = loaded?.count == theirs.count ? loaded : nil
                 return .array(mine.indices.map { i in
-                    merge(mine[i], over: theirs[i], loaded: aligned?[i], defaults: nil, at: path + [.index(i)], dropped: dropped)
+                    guard mine[i].isContainer, theirs[i].isContainer else { return mine[i] }
+                    return merge(mine[i], over: theirs[i], loaded: aligned?[i], defaults: nil, at: path + [.index(i)], dropped: dropped)
                 })
             }
             // Elements were left out on load: they go back only where positions still match.
@@ -214,6 +215,16 @@ struct ModelArchive<Model: SettingsModel>: Sendable {
             return .array(result)
         default:
             return out
+        }
+    }
+}
+
+extension PlistValue {
+    /// Whether this is a dictionary or an array (what a merge looks inside).
+    fileprivate var isContainer: Bool {
+        switch self {
+        case .dictionary, .array: true
+        default: false
         }
     }
 }
