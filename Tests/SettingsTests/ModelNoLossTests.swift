@@ -310,6 +310,21 @@ struct ModelNoLossTests {
         #expect(try stored(real)["extra"] == 1)
     }
 
+    @Test func aFileChangedByAnotherProgramBetweenSavesIsReadAgain() throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.file("p.plist")
+        var profile = Profile()
+        try profile.save(to: url)
+        try profile.save(to: url)                            // unchanged file: not read again
+        var edited = try stored(url)
+        edited["addedByHand"] = "keep me"
+        try PlistValue.dictionary(edited).write(to: url)     // edited by someone else
+        profile.name = "Ada"
+        try profile.save(to: url)
+        #expect(try stored(url)["addedByHand"] == "keep me")
+        #expect(try stored(url)["name"] == "Ada")
+    }
+
     @Test func aModelFileKeepsItsFormat() throws {
         let dir = try TemporaryDirectory()
         let binary = dir.file("b.plist")

@@ -17,6 +17,17 @@ struct ModelArchive<Model: SettingsModel>: Sendable {
         var dropped: [[PlistPathStep]: [Int]] = [:]
         /// Whether the model as a whole did not decode (it is `Model()`).
         var wholeModelFailed = false
+        /// For a model file: the file as last read or written by this process, so a save can
+        /// skip reading it again while it is unchanged (the store does the same).
+        var file: FileState?
+    }
+
+    /// A model file as this process last read or wrote it.
+    struct FileState: Sendable {
+        var identity: POSIXFile.Identity
+        /// Its dictionary as stored (before migrations).
+        var dictionary: PlistDictionary
+        var format: PlistFormat
     }
 
     /// Decodes a stored dictionary.

@@ -40,36 +40,46 @@ extension SettingsModel {
     public func save(to url: URL, format: PlistFormat? = nil) throws(SettingsError) {
         let path = url.path
         let target = POSIXFile.resolvingLinks(path)
-        let read: (data: Data, identity: POSIXFile.Identity)?
-        do {
-            read = try POSIXFile.read(target, followingLinks: false)
-        } catch {
-            throw SettingsError(.invalidFile, path: target, detail: "not saved: \(error)")
-        }
+        let remembered = ModelFiles.memory(for: path, as: Self.self)
+        var identity: POSIXFile.Identity?
         var existing: PlistDictionary?
         var existingFormat: PlistFormat?
         var malformed: SettingsError?
-        if let read {
-            switch SettingsFile.parse(read.data, at: target) {
-            case .success(let (dictionary, detected)):
-                existing = dictionary
-                existingFormat = detected
-            case .failure(let problem):
-                malformed = problem
+        if let known = remembered?.file, let current = try? POSIXFile.identity(of: target), current == known.identity {
+            // Unchanged since this process read or wrote it: no need to read it again.
+            identity = current
+            existing = known.dictionary
+            existingFormat = known.format
+        } else {
+            let read: (data: Data, identity: POSIXFile.Identity)?
+            do {
+                read = try POSIXFile.read(target, followingLinks: false)
+            } catch {
+                throw SettingsError(.invalidFile, path: target, detail: "not saved: \(error)")
+            }
+            if let read {
+                identity = read.identity
+                switch SettingsFile.parse(read.data, at: target) {
+                case .success(let (dictionary, detected)):
+                    existing = dictionary
+                    existingFormat = detected
+                case .failure(let problem):
+                    malformed = problem
+                }
             }
         }
-        let (dictionary, memory) = try ModelArchive<Self>.saving(
-            self, over: existing, memory: ModelFiles.memory(for: path, as: Self.self))
+        let (dictionary, memory) = try ModelArchive<Self>.saving(self, over: existing, memory: remembered)
+        let written = format ?? existingFormat ?? .xml
         let bytes: Data
         do {
-            bytes = try PlistValue.dictionary(dictionary).encoded(as: format ?? existingFormat ?? .xml)
+            bytes = try PlistValue.dictionary(dictionary).encoded(as: written)
         } catch {
             throw SettingsError(.invalidFile, path: target, detail: "not saved: \(PlistError.reason(error))")
         }
-        if let read, var problem = malformed {
+        if let identity, var problem = malformed {
             let destination: String?
             do {
-                destination = try SettingsFile.moveAside(malformed: target, read.identity, keeping: ModelFiles.quarantineLimit)
+                destination = try SettingsFile.moveAside(malformed: target, identity, keeping: ModelFiles.quarantineLimit)
             } catch {
                 problem.append(detail: "could not move it aside (\(error)); not saved")
                 throw problem
@@ -82,13 +92,16 @@ extension SettingsModel {
             SettingsDiagnostics.report(SettingsDiagnostic(.fileError, problem.description))
         }
         try SettingsFile.createDirectory(of: target)
+        let newIdentity: POSIXFile.Identity
         do {
-            _ = try POSIXFile.replace(
-                target, with: bytes, permissions: read?.identity.permissions ?? 0o600, owner: read?.identity.owner)
+            newIdentity = try POSIXFile.replace(
+                target, with: bytes, permissions: identity?.permissions ?? 0o600, owner: identity?.owner)
         } catch {
             throw SettingsError(.invalidFile, path: target, detail: "not saved: \(error)")
         }
-        if let memory { ModelFiles.remember(memory, for: path, as: Self.self) }
+        var after = memory ?? ModelArchive<Self>.Memory(loaded: self)
+        after.file = ModelArchive<Self>.FileState(identity: newIdentity, dictionary: dictionary, format: written)
+        ModelFiles.remember(after, for: path, as: Self.self)
     }
 
     /// Loads a model from a property-list file (XML or binary). Migrations run first; fields
@@ -108,9 +121,11 @@ extension SettingsModel {
     public static func load(from url: URL) throws(SettingsError) -> Self {
         let path = url.path
         let data: Data
+        let identity: POSIXFile.Identity
         do {
             guard let read = try POSIXFile.read(path) else { throw SettingsError(.missingFile, path: path) }
             data = read.data
+            identity = read.identity
         } catch let error as POSIXFile.Failure {
             throw SettingsError(.invalidFile, path: path, detail: "\(error)")
         } catch let error as SettingsError {
@@ -127,7 +142,9 @@ extension SettingsModel {
         guard case .dictionary(let stored) = value else {
             throw SettingsError(.invalidFile, path: path, detail: "the root is \(value.typeNameWithArticle), expected a dict")
         }
-        let (model, memory) = try ModelArchive<Self>.load(stored, source: path)
+        let (model, loaded) = try ModelArchive<Self>.load(stored, source: path)
+        var memory = loaded
+        memory.file = ModelArchive<Self>.FileState(identity: identity, dictionary: stored, format: PlistFormat.detect(data))
         ModelFiles.remember(memory, for: path, as: Self.self)
         return model
     }
