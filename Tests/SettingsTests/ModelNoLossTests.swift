@@ -77,6 +77,17 @@ struct ModelNoLossTests {
         #expect(try stored(url)["nickname"] == nil)
     }
 
+    @Test func aStoredModelKeepsAnUndecodableFieldWhenAnotherChanges() {
+        let store = SettingsStore.inMemory(["profile": ["name": "Ada", "volume": 0.7, "nickname": 42]])
+        let model = StoredModel<Profile>("profile", store: store)
+        var profile = model.wrappedValue
+        #expect(profile.name == "Ada" && profile.volume == 0.7 && profile.nickname == nil)
+        profile.volume = 0.9
+        model.wrappedValue = profile
+        #expect(store["profile/nickname"] == 42)
+        #expect(store["profile/volume"] == 0.9)
+    }
+
     @Test func severalBadFieldsFallBackEachOnTheirOwn() throws {
         DiagnosticsRecorder.start()
         let dir = try TemporaryDirectory()
