@@ -25,12 +25,19 @@ final class PlistValueDecoder: Decoder {
     /// The deepest ``path`` allowed, so that recursive types cannot run away.
     let maximumDepth: Int
     let sendableUserInfo: [CodingUserInfoKey: any Sendable]
+    /// Set for a decode in recovery mode (see ``PlistDecoder/decodeRecovering(_:from:defaults:)``):
+    /// keyed values fall back to defaults, collections leave out elements that do not decode.
+    let recovery: PlistDecodingRecovery?
 
     /// `userInfo` as `Decoder` spells it, converted once on first use.
     private(set) lazy var userInfo: [CodingUserInfoKey: Any] = sendableUserInfo
 
-    init(value: PlistValue, path: [any CodingKey], maximumDepth: Int, userInfo: [CodingUserInfoKey: any Sendable]) {
+    init(
+        value: PlistValue, path: [any CodingKey], maximumDepth: Int, userInfo: [CodingUserInfoKey: any Sendable],
+        recovery: PlistDecodingRecovery? = nil
+    ) {
         self.value = value
+        self.recovery = recovery
         self.path = path
         self.path.reserveCapacity(path.count + 16)
         self.maximumDepth = maximumDepth
@@ -69,13 +76,26 @@ final class PlistValueDecoder: Decoder {
     /// Decodes ``value`` itself as a `T` (top level, or through a single-value container).
     /// `type` may name a subclass of `T` (`Employee.self as Person.Type`): its `init(from:)` runs.
     func decodeCurrentValue<T: Decodable>(as type: T.Type) throws -> T {
-        if let direct = DirectCoding(T.self) {
+        if let direct = DirectCoding(T.self), recovery == nil || !direct.isArray {
             if direct == .url, case .dictionary = value {
                 return sameType(try URL(from: self), as: T.self)
             }
             return try decodeDirectly(value, direct, as: T.self, at: path)
         }
+        return try initialise(type)
+    }
+
+    /// Runs `type.init(from:)` on the current value, or in recovery mode decodes a collection
+    /// element by element.
+    private func initialise<T: Decodable>(_ type: T.Type) throws -> T {
+        if recovery != nil, let collection = T.self as? any PlistRecoverableCollection.Type {
+            return try decodeCollection(collection, as: T.self)
+        }
         return try type.init(from: self)
+    }
+
+    private func decodeCollection<C: PlistRecoverableCollection, T>(_ collection: C.Type, as type: T.Type) throws -> T {
+        sameType(try C.decodeRecovering(from: self), as: T.self)
     }
 
     /// Decodes `value`, found at `key` of a container, as a `T` (or the subclass `type` names).
@@ -87,7 +107,7 @@ final class PlistValueDecoder: Decoder {
     func decodeNested<T: Decodable>(
         _ value: PlistValue, as type: T.Type, depth: Int, extraPath: [any CodingKey], key: any CodingKey
     ) throws -> T {
-        if let direct = DirectCoding(T.self) {
+        if let direct = DirectCoding(T.self), recovery == nil || !direct.isArray {
             if direct == .url, case .dictionary = value {
                 return sameType(try decodeInside(value, as: URL.self, extraPath: extraPath, key: key), as: T.self)
             }
@@ -109,7 +129,7 @@ final class PlistValueDecoder: Decoder {
             while path.count > mark { path.removeLast() }
         }
         do {
-            return try type.init(from: self)
+            return try initialise(type)
         } catch {
             // Errors from the type's own code get the path here, where it is known.
             throw PlistError.coding(error, at: path, fallback: .invalidValue)
@@ -163,7 +183,7 @@ final class PlistValueDecoder: Decoder {
 
     /// A decoder of its own for `superDecoder()`: the caller may keep it past this container's use.
     func superDecoder(for value: PlistValue, at path: [any CodingKey]) -> PlistValueDecoder {
-        PlistValueDecoder(value: value, path: path, maximumDepth: maximumDepth, userInfo: sendableUserInfo)
+        PlistValueDecoder(value: value, path: path, maximumDepth: maximumDepth, userInfo: sendableUserInfo, recovery: recovery)
     }
 }
 

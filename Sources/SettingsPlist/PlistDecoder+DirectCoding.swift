@@ -14,6 +14,14 @@ enum DirectCoding {
     case date, data, url
     case strings, ints, doubles, bools
 
+    /// Whether this is an array type (decoded element by element in recovery mode).
+    var isArray: Bool {
+        switch self {
+        case .strings, .ints, .doubles, .bools: true
+        default: false
+        }
+    }
+
     /// The direct conversion for `type`, or `nil` for types that code themselves.
     @inline(__always)
     init?(_ type: Any.Type) {

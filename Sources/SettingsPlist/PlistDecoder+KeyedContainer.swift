@@ -61,11 +61,13 @@ final class PlistKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerP
     /// The value for `key` converted by `convert`; a missing key or failed conversion throws.
     @inline(__always)
     private func unbox<T>(_ key: Key, _ expected: String, _ convert: (PlistValue) throws(CodingFailure) -> T) throws -> T {
-        guard let i = position(of: key) else { throw missing(key, expected: expected) }
+        guard let i = position(of: key) else {
+            return try fallback(key, missing(key, expected: expected), convert)
+        }
         do {
             return try convert(dictionary.values[i])
         } catch {
-            throw error.located(at: path(key))
+            return try fallback(key, error.located(at: path(key)), convert)
         }
     }
 
@@ -78,8 +80,32 @@ final class PlistKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerP
         do {
             return try convert(value)
         } catch {
-            throw error.located(at: path(key))
+            return try fallbackIfPresent(key, error.located(at: path(key)), convert)
         }
+    }
+
+    // MARK: Recovery mode
+
+    /// In recovery mode, the default for `key` in place of a value that failed with `error`;
+    /// otherwise (or without a default) `error` is thrown.
+    @inline(never)
+    private func fallback<T>(_ key: Key, _ error: any Error, _ convert: (PlistValue) throws -> T) throws -> T {
+        guard let recovery = decoder.recovery else { throw error }
+        let keyPath = path(key)
+        guard let value = recovery.defaultValue(at: keyPath), let converted = try? convert(value) else { throw error }
+        recovery.record(error, at: keyPath, .fellBack)
+        return converted
+    }
+
+    /// In recovery mode, the default for optional `key` in place of a value that failed with
+    /// `error`, or `nil` without a default; otherwise `error` is thrown.
+    @inline(never)
+    private func fallbackIfPresent<T>(_ key: Key, _ error: any Error, _ convert: (PlistValue) throws -> T) throws -> T? {
+        guard let recovery = decoder.recovery else { throw error }
+        let keyPath = path(key)
+        let converted = recovery.defaultValue(at: keyPath).flatMap { try? convert($0) }
+        recovery.record(error, at: keyPath, .fellBack)
+        return converted
     }
 
     // MARK: Decoding
@@ -125,8 +151,21 @@ final class PlistKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerP
     }
 
     func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
-        guard let i = position(of: key) else { throw missing(key, expected: "\(T.self)") }
-        return try decoder.decodeNested(dictionary.values[i], as: type, depth: depth, extraPath: extraPath, key: key)
+        guard let i = position(of: key) else {
+            return try fallback(key, missing(key, expected: "\(T.self)"), nested(type, key))
+        }
+        do {
+            return try decoder.decodeNested(dictionary.values[i], as: type, depth: depth, extraPath: extraPath, key: key)
+        } catch {
+            return try fallback(key, error, nested(type, key))
+        }
+    }
+
+    /// Decodes a value found at `key` as a `T` (for a default in recovery mode).
+    private func nested<T: Decodable>(_ type: T.Type, _ key: Key) -> (PlistValue) throws -> T {
+        { [decoder, depth, extraPath] value in
+            try decoder.decodeNested(value, as: type, depth: depth, extraPath: extraPath, key: key)
+        }
     }
 
     // MARK: Decoding optionals in one lookup (the default implementations take three)
@@ -169,7 +208,11 @@ final class PlistKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerP
         guard let i = position(of: key) else { return nil }
         let value = dictionary.values[i]
         if value.isNullMarker { return nil }
-        return try decoder.decodeNested(value, as: type, depth: depth, extraPath: extraPath, key: key)
+        do {
+            return try decoder.decodeNested(value, as: type, depth: depth, extraPath: extraPath, key: key)
+        } catch {
+            return try fallbackIfPresent(key, error, nested(type, key))
+        }
     }
 
     // MARK: Nested containers and super decoders

@@ -17,8 +17,8 @@ fileprivate func sample_PropertyLists_28() async throws {
     _ = bytes
 }
 
-// Docs/PropertyLists.md:96
-fileprivate func sample_PropertyLists_96() async throws {
+// Docs/PropertyLists.md:102
+fileprivate func sample_PropertyLists_102() async throws {
     var encoder = PlistEncoder()
     encoder.outputFormat = .binary
     let data = try encoder.encode(profile)

@@ -2,16 +2,32 @@ import SettingsPlist
 
 /// Turns stored dictionaries into models and models into stored dictionaries without losing
 /// data: migrations first, defaults for missing fields, and on the way back the stored values of
-/// keys the model does not know and of fields that did not decode (unless the program changed
-/// them since).
+/// keys the model does not know (at every depth, inside array elements too), of values that did
+/// not decode (unless the program changed them since), and a version never lowered.
 struct ModelArchive<Model: SettingsModel>: Sendable {
     /// What loading learnt, needed to save without loss.
     struct Memory: Sendable {
         /// The model as it was loaded: archived again (only when a save needs it), it gives the
         /// keys the model knows, optional fields that were present included.
         var loaded: Model?
-        /// Fields that did not decode, with the default they got.
-        var failed: [[String]: PlistValue] = [:]
+        /// Values that fell back to a default (or `nil`), by dictionary key path, with what the
+        /// loaded model archives there (`nil`: nothing).
+        var fallbacks: [(path: [String], loaded: PlistValue?)] = []
+        /// The stored positions of array elements left out on load, by the array's location.
+        var dropped: [[PlistPathStep]: [Int]] = [:]
+        /// Whether the model as a whole did not decode (it is `Model()`).
+        var wholeModelFailed = false
+        /// For a model file: the file as last read or written by this process, so a save can
+        /// skip reading it again while it is unchanged (the store does the same).
+        var file: FileState?
+    }
+
+    /// A model file as this process last read or wrote it.
+    struct FileState: Sendable {
+        var identity: POSIXFile.Identity
+        /// Its dictionary as stored (before migrations).
+        var dictionary: PlistDictionary
+        var format: PlistFormat
     }
 
     /// Decodes a stored dictionary.
@@ -24,17 +40,37 @@ struct ModelArchive<Model: SettingsModel>: Sendable {
         var dictionary = stored
         let version = try Model.migrations.migrate(&dictionary, source: source)
         if version > Model.migrations.version {
-            SettingsDiagnostics.report(SettingsDiagnostic(.fileError, "\(source): written by schema version \(version), newer than this program's \(Model.migrations.version); fields it does not know are kept"))
+            SettingsDiagnostics.report(SettingsDiagnostic(.fileError, "\(source): written by schema version \(version), newer than this program's \(Model.migrations.version); fields it does not know are kept, and so is its version"))
         }
         var issues: [ModelFieldIssue] = []
         let model = Model.unarchive(dictionary, issues: &issues)
         var memory = Memory(loaded: model)
-        let defaults = (try? Model().archive()) ?? PlistDictionary()
+        guard !issues.isEmpty else { return (model, memory) }
+        let archived = try? model.archive()
         for issue in issues {
-            let path = issue.field.split(separator: ".").map(String.init)
-            if let fallback = defaults.value(at: path) { memory.failed[path] = fallback }
+            let steps = issue.steps
+            let what: String
+            switch issue.outcome {
+            case .droppedElement:
+                if case .index(let i)? = steps.last { memory.dropped[Array(steps.dropLast()), default: []].append(i) }
+                what = "the element is left out"
+            case .droppedEntry:
+                what = "the entry is left out"
+            case .fellBack:
+                var keys: [String] = []
+                for step in steps {
+                    guard case .key(let key) = step else { break }
+                    keys.append(key)
+                }
+                if steps.isEmpty {
+                    memory.wholeModelFailed = true
+                } else if keys.count == steps.count {
+                    memory.fallbacks.append((keys, archived?.value(at: keys)))
+                }
+                what = steps.isEmpty ? "using the model's defaults" : "using the default"
+            }
             SettingsDiagnostics.report(SettingsDiagnostic(
-                .typeMismatch, "\(source): \(issue); using the default, and the stored value is kept"))
+                .typeMismatch, "\(source): \(issue); \(what), and the stored value is kept"))
         }
         return (model, memory)
     }
@@ -44,57 +80,162 @@ struct ModelArchive<Model: SettingsModel>: Sendable {
     /// - Parameters:
     ///   - model: the model.
     ///   - existing: what is stored now, if anything (already migrated or not: its version key
-    ///     is ignored).
+    ///     is ignored, except that the version written is never lower than it).
     ///   - memory: what loading learnt, if the model was loaded from there.
     static func save(_ model: Model, over existing: PlistDictionary?, memory: Memory?) throws(SettingsError) -> PlistDictionary {
+        try saving(model, over: existing, memory: memory).dictionary
+    }
+
+    /// The dictionary to store for `model` (see ``save(_:over:memory:)``), and what to remember
+    /// once it is stored: the model as saved, and the values that fell back on load and are
+    /// still unchanged (those the program changed are its own now).
+    static func saving(
+        _ model: Model, over existing: PlistDictionary?, memory: Memory?
+    ) throws(SettingsError) -> (dictionary: PlistDictionary, memory: Memory?) {
         var out = try model.archive()
+        var after = memory
+        after?.loaded = model
+        var version = Model.migrations.version
         if var existing {
+            // A newer program's file keeps its version: lowering it would run its migrations again.
+            if let stored = existing[SettingsMigrations.versionKey]?.intValue, stored > version { version = stored }
             // Compare with what is stored as the model sees it: renamed keys are not unknown keys.
             if Model.migrations.version > 0 || existing[SettingsMigrations.versionKey] != nil,
                (try? Model.migrations.migrate(&existing, source: "")) == nil {
                 existing = PlistDictionary()
             }
-            if hasKeysMissing(from: out, in: existing) {
-                let defaults = (try? Model().archive()) ?? PlistDictionary()
-                let loaded = (try? memory?.loaded?.archive()) ?? PlistDictionary()
-                keepUnknown(&out, existing: existing, known: [defaults, loaded])
-            }
-            for (path, fallback) in memory?.failed ?? [:] where out.value(at: path) == fallback {
-                if let stored = existing.value(at: path) { _ = out.setValue(stored, at: path[...]) }
+            existing[SettingsMigrations.versionKey] = nil
+            // The loaded model archived again, only when needed (most saves do not).
+            func loadedArchive() -> PlistDictionary? { memory.flatMap { memory in memory.loaded.flatMap { try? $0.archive() } } }
+            if memory?.wholeModelFailed == true, loadedArchive() == out {
+                out = existing  // nothing decoded and nothing changed: what is stored stays
+            } else {
+                after?.wholeModelFailed = false
+                after?.fallbacks = []
+                if !(memory?.dropped.isEmpty ?? true) || hasKeysMissing(from: .dictionary(out), in: .dictionary(existing)) {
+                    let loaded = loadedArchive()
+                    let defaults = try? Model().archive()
+                    let merged = merge(
+                        .dictionary(out), over: .dictionary(existing), loaded: loaded.map { .dictionary($0) },
+                        defaults: defaults.map { .dictionary($0) }, at: [], dropped: memory?.dropped ?? [:])
+                    if case .dictionary(let dictionary) = merged { out = dictionary }
+                }
+                for (path, value) in memory?.fallbacks ?? [] where out.value(at: path) == value {
+                    if let stored = existing.value(at: path) { _ = out.setValue(stored, at: path[...]) }
+                    after?.fallbacks.append((path, value))
+                }
             }
         }
         out[SettingsMigrations.versionKey] = nil
-        if Model.migrations.version > 0 {
-            out[SettingsMigrations.versionKey] = .integer(PlistInteger(Int64(Model.migrations.version)))
+        if version > 0 {
+            out[SettingsMigrations.versionKey] = .integer(PlistInteger(Int64(version)))
         }
-        return out
+        return (out, after)
     }
 
-    /// Whether `existing` has a key, at any level where both hold a dictionary, that `out` lacks
-    /// (the usual answer, no, saves encoding the defaults on every write).
-    private static func hasKeysMissing(from out: PlistDictionary, in existing: PlistDictionary) -> Bool {
-        for (key, value) in existing where key != SettingsMigrations.versionKey {
-            guard let mine = out[key] else { return true }
-            if case .dictionary(let nested) = mine, case .dictionary(let theirs) = value,
-               hasKeysMissing(from: nested, in: theirs) {
-                return true
-            }
-        }
-        return false
-    }
-
-    /// Copies into `out` the entries of `existing` whose keys neither `out` nor any of `known`
-    /// has, at every level where both hold a dictionary.
-    private static func keepUnknown(_ out: inout PlistDictionary, existing: PlistDictionary, known: [PlistDictionary]) {
-        for (key, value) in existing where key != SettingsMigrations.versionKey {
-            if let mine = out[key] {
-                if case .dictionary(var nested) = mine, case .dictionary(let theirs) = value {
-                    keepUnknown(&nested, existing: theirs, known: known.compactMap { $0[key]?.dictionaryValue })
-                    out[key] = .dictionary(nested)
+    /// Whether `existing` has a dictionary key that `out` lacks, at any level where both hold a
+    /// dictionary or arrays of the same length (the usual answer, no, saves encoding the
+    /// defaults on every write).
+    private static func hasKeysMissing(from out: PlistValue, in existing: PlistValue) -> Bool {
+        switch (out, existing) {
+        case (.dictionary(let mine), .dictionary(let theirs)):
+            let keys = mine.keys
+            for i in theirs.keys.indices {
+                let key = theirs.keys[i]
+                let nested: PlistValue
+                if i < keys.count, keys[i] == key {
+                    nested = mine.values[i]  // the usual case: same key at the same place, no lookup
+                } else {
+                    guard let found = mine[key] else { return true }
+                    nested = found
                 }
-            } else if !known.contains(where: { $0[key] != nil }) {
-                out[key] = value
+                switch theirs.values[i] {
+                case .dictionary, .array:
+                    if hasKeysMissing(from: nested, in: theirs.values[i]) { return true }
+                default:
+                    continue
+                }
             }
+            return false
+        case (.array(let mine), .array(let theirs)) where mine.count == theirs.count:
+            for i in mine.indices where hasKeysMissing(from: mine[i], in: theirs[i]) { return true }
+            return false
+        default:
+            return false
+        }
+    }
+
+    /// `out` laid over `existing`: where both hold a dictionary, the entries of `existing` whose
+    /// keys neither `out`, the loaded model nor the defaults have are added (keys the model
+    /// knows but left out, like an optional set to `nil`, stay out); where both hold an array of
+    /// the same length, element by element; where elements were left out on load and the array
+    /// kept its loaded length, the left-out stored elements go back at their positions.
+    ///
+    /// - Parameters:
+    ///   - out: what the program archives.
+    ///   - existing: what is stored.
+    ///   - loaded: what the model archived as loaded, at the same place (aligned with `out`).
+    ///   - defaults: what `Model()` archives there (never inside arrays).
+    ///   - path: where this is, in stored coordinates.
+    ///   - dropped: the stored positions of elements left out on load, by array location.
+    private static func merge(
+        _ out: PlistValue, over existing: PlistValue, loaded: PlistValue?, defaults: PlistValue?,
+        at path: [PlistPathStep], dropped: [[PlistPathStep]: [Int]]
+    ) -> PlistValue {
+        switch (out, existing) {
+        case (.dictionary(var mine), .dictionary(let theirs)):
+            let loaded = loaded?.dictionaryValue
+            let defaults = defaults?.dictionaryValue
+            for (key, value) in theirs {
+                if let nested = mine[key] {
+                    guard nested.isContainer, value.isContainer else { continue }
+                    mine[key] = merge(
+                        nested, over: value, loaded: loaded?[key], defaults: defaults?[key],
+                        at: path + [.key(key)], dropped: dropped)
+                } else if loaded?[key] == nil && defaults?[key] == nil {
+                    mine[key] = value
+                }
+            }
+            return .dictionary(mine)
+        case (.array(let mine), .array(let theirs)):
+            let loaded = loaded?.arrayValue
+            let left = (dropped[path] ?? []).sorted()
+            if left.isEmpty {
+                guard mine.count == theirs.count else { return out }
+                let aligned = loaded?.count == theirs.count ? loaded : nil
+                return .array(mine.indices.map { i in
+                    guard mine[i].isContainer, theirs[i].isContainer else { return mine[i] }
+                    return merge(mine[i], over: theirs[i], loaded: aligned?[i], defaults: nil, at: path + [.index(i)], dropped: dropped)
+                })
+            }
+            // Elements were left out on load: they go back only where positions still match.
+            guard mine.count + left.count == theirs.count, let loaded, loaded.count == mine.count else { return out }
+            var result: [PlistValue] = []
+            result.reserveCapacity(theirs.count)
+            var next = 0  // in `mine`
+            var skip = 0  // in `left`
+            for i in theirs.indices {
+                if skip < left.count, left[skip] == i {
+                    result.append(theirs[i])
+                    skip += 1
+                } else {
+                    result.append(merge(mine[next], over: theirs[i], loaded: loaded[next], defaults: nil, at: path + [.index(i)], dropped: dropped))
+                    next += 1
+                }
+            }
+            return .array(result)
+        default:
+            return out
+        }
+    }
+}
+
+extension PlistValue {
+    /// Whether this is a dictionary or an array (what a merge looks inside).
+    fileprivate var isContainer: Bool {
+        switch self {
+        case .dictionary, .array: true
+        default: false
         }
     }
 }

@@ -22,8 +22,10 @@ extension SettingsModel where Self: Codable {
     }
 
     /// Decodes the model, laying `dictionary` over the encoding of `Self()` so that fields added
-    /// since it was written get their defaults; a field that does not decode is replaced by its
-    /// default and reported in `issues`.
+    /// since it was written get their defaults. Only what does not decode is replaced, each
+    /// reported in `issues`: a field takes its default (`nil` for an optional without one), and
+    /// an array element or a string-keyed dictionary entry is left out (the others are kept).
+    /// The cost stays linear in the size of `dictionary`, however many values fail.
     ///
     /// - Parameters:
     ///   - dictionary: the archived fields.
@@ -31,7 +33,7 @@ extension SettingsModel where Self: Codable {
     public static func unarchive(_ dictionary: PlistDictionary, issues: inout [ModelFieldIssue]) -> Self {
         let template = Self()
         let defaults = (try? template.archive()) ?? PlistDictionary()
-        var merged = dictionary.merged(over: defaults)
+        let merged = dictionary.merged(over: defaults)
         let decoder = PlistDecoder()
         // Transient properties take their values from `Self()` while decoding.
         var transients: [String: any Sendable] = [:]
@@ -40,57 +42,25 @@ extension SettingsModel where Self: Codable {
                 transients[label.hasPrefix("_") ? String(label.dropFirst()) : label] = value
             }
         }
-        for _ in 0..<64 {
-            do {
-                return try TransientDefaults.$current.withValue(transients) {
-                    try decoder.decode(Self.self, from: .dictionary(merged))
-                }
-            } catch let error as PlistError {
-                // Fall back to the default for the outermost dictionary key on the failing path.
-                let path = dictionaryKeys(of: error.codingPath ?? "")
-                guard !path.isEmpty, let fallback = defaults.value(at: path), merged.value(at: path) != fallback else {
-                    issues.append(ModelFieldIssue(field: error.codingPath ?? "", message: error.message))
-                    return Self()
-                }
-                issues.append(ModelFieldIssue(field: path.joined(separator: "."), message: error.message))
-                _ = merged.setValue(fallback, at: path[...])
-            } catch {
-                issues.append(ModelFieldIssue(field: "", message: "\(error)"))
-                return Self()
-            }
+        // The usual case first: everything decodes.
+        if let model = try? TransientDefaults.$current.withValue(transients, operation: {
+            try decoder.decode(Self.self, from: .dictionary(merged))
+        }) {
+            return model
         }
-        return Self()
-    }
-}
-
-/// The leading dictionary keys of a rendered coding path (`servers[2].port` gives `servers`,
-/// `window.zoom` gives `window`, `zoom`, `labels["a.b"]` gives `labels`, `a.b`).
-func dictionaryKeys(of codingPath: String) -> [String] {
-    var keys: [String] = []
-    var rest = Substring(codingPath)
-    while !rest.isEmpty {
-        if rest.hasPrefix("[\"") {
-            // A quoted key: ["..."] with \" and \\ escapes.
-            var key = ""
-            var i = rest.index(rest.startIndex, offsetBy: 2)
-            var escaped = false
-            while i < rest.endIndex {
-                let c = rest[i]
-                if escaped { key.append(c); escaped = false } else if c == "\\" { escaped = true } else if c == "\"" { break } else { key.append(c) }
-                i = rest.index(after: i)
+        // Then once more, falling back value by value (one pass, however many fail).
+        do {
+            let (model, recovered) = try TransientDefaults.$current.withValue(transients) {
+                try decoder.decodeRecovering(Self.self, from: .dictionary(merged), defaults: .dictionary(defaults))
             }
-            keys.append(key)
-            rest = rest[min(rest.index(i, offsetBy: 2, limitedBy: rest.endIndex) ?? rest.endIndex, rest.endIndex)...]
-        } else if rest.hasPrefix("[") {
-            return keys  // an array position: the dictionary path ends here
-        } else {
-            if rest.hasPrefix(".") { rest = rest.dropFirst() }
-            let end = rest.firstIndex { $0 == "." || $0 == "[" } ?? rest.endIndex
-            keys.append(String(rest[..<end]))
-            rest = rest[end...]
+            issues += recovered.map(ModelFieldIssue.init(recovered:))
+            return model
+        } catch {
+            let plistError = error as? PlistError
+            issues.append(ModelFieldIssue(field: plistError?.codingPath ?? "", message: plistError?.message ?? "\(error)", location: []))
+            return Self()
         }
     }
-    return keys
 }
 
 /// A property of a `Codable` model that is never archived: it keeps its initial value when the

@@ -17,40 +17,91 @@ extension SettingsModel {
     /// Saves the model to its own property-list file, atomically and durably (a temporary file
     /// flushed to disk and renamed over the target, as the store saves).
     ///
-    /// When the file exists, keys the model does not know are written back untouched, and so are
-    /// fields that did not decode when it was loaded (unless they were changed since).
+    /// When the file exists, nothing in it is lost: keys the model does not know are written
+    /// back untouched at every depth (inside array elements too), values that did not decode
+    /// when it was loaded are written back unless the program changed them since, its
+    /// `$version` is never lowered, and it keeps its format, permissions and owner. A file that
+    /// does not parse is moved aside to `NAME.corrupt-<UTC timestamp>` (at most 3 are kept) and
+    /// reported to ``SettingsDiagnostics/handler`` with its line and column, as the store does.
+    /// A new file is created owner-only (0600), in owner-only (0700) new directories.
     ///
     /// ```swift
-    /// try profile.save(to: URL(filePath: "profile.plist"))                 // XML
+    /// try profile.save(to: URL(filePath: "profile.plist"))                 // XML, or the file's format
     /// try profile.save(to: URL(filePath: "profile.bplist"), format: .binary)
     /// ```
     ///
     /// - Parameters:
-    ///   - url: the file.
-    ///   - format: XML (human-editable) or binary.
+    ///   - url: the file (a symbolic link is followed: its target is replaced).
+    ///   - format: XML (human-editable) or binary; `nil` (the default) keeps an existing file's
+    ///     format and writes a new file as XML.
     /// - Throws: ``SettingsError``: `.typeMismatch` when a field cannot be stored, `.invalidFile`
-    ///   naming the file when it cannot be written (the old file is then unchanged).
-    public func save(to url: URL, format: PlistFormat = .xml) throws(SettingsError) {
+    ///   naming the file when it cannot be read, moved aside or written (the old file is then
+    ///   unchanged).
+    public func save(to url: URL, format: PlistFormat? = nil) throws(SettingsError) {
         let path = url.path
+        let target = POSIXFile.resolvingLinks(path)
+        let remembered = ModelFiles.memory(for: path, as: Self.self)
+        var identity: POSIXFile.Identity?
         var existing: PlistDictionary?
-        var permissions: mode_t = 0o644
-        if let read = try? POSIXFile.read(path) {
-            permissions = read.identity.permissions
-            existing = (try? PlistValue(decoding: read.data))?.dictionaryValue
-        }
-        let dictionary = try ModelArchive<Self>.save(self, over: existing, memory: ModelFiles.memory(for: path, as: Self.self))
-        do {
-            let bytes = try PlistValue.dictionary(dictionary).encoded(as: format)
-            let directory = url.deletingLastPathComponent()
-            if !FileManager.default.fileExists(atPath: directory.path) {
-                try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        var existingFormat: PlistFormat?
+        var malformed: SettingsError?
+        if let known = remembered?.file, let current = try? POSIXFile.identity(of: target), current == known.identity {
+            // Unchanged since this process read or wrote it: no need to read it again.
+            identity = current
+            existing = known.dictionary
+            existingFormat = known.format
+        } else {
+            let read: (data: Data, identity: POSIXFile.Identity)?
+            do {
+                read = try POSIXFile.read(target, followingLinks: false)
+            } catch {
+                throw SettingsError(.invalidFile, path: target, detail: "not saved: \(error)")
             }
-            _ = try POSIXFile.replace(path, with: bytes, permissions: permissions)
-        } catch let error as POSIXFile.Failure {
-            throw SettingsError(.invalidFile, path: path, detail: "not saved: \(error)")
-        } catch {
-            throw SettingsError(.invalidFile, path: path, detail: "not saved: \(PlistError.reason(error))")
+            if let read {
+                identity = read.identity
+                switch SettingsFile.parse(read.data, at: target) {
+                case .success(let (dictionary, detected)):
+                    existing = dictionary
+                    existingFormat = detected
+                case .failure(let problem):
+                    malformed = problem
+                }
+            }
         }
+        let (dictionary, memory) = try ModelArchive<Self>.saving(self, over: existing, memory: remembered)
+        let written = format ?? existingFormat ?? .xml
+        let bytes: Data
+        do {
+            bytes = try PlistValue.dictionary(dictionary).encoded(as: written)
+        } catch {
+            throw SettingsError(.invalidFile, path: target, detail: "not saved: \(PlistError.reason(error))")
+        }
+        if let identity, var problem = malformed {
+            let destination: String?
+            do {
+                destination = try SettingsFile.moveAside(malformed: target, identity, keeping: ModelFiles.quarantineLimit)
+            } catch {
+                problem.append(detail: "could not move it aside (\(error)); not saved")
+                throw problem
+            }
+            guard let destination else {
+                problem.append(detail: "it changed while being saved; not saved")
+                throw problem
+            }
+            problem.append(detail: "moved aside to \(destination); the model was written in its place")
+            SettingsDiagnostics.report(SettingsDiagnostic(.fileError, problem.description))
+        }
+        try SettingsFile.createDirectory(of: target)
+        let newIdentity: POSIXFile.Identity
+        do {
+            newIdentity = try POSIXFile.replace(
+                target, with: bytes, permissions: identity?.permissions ?? 0o600, owner: identity?.owner)
+        } catch {
+            throw SettingsError(.invalidFile, path: target, detail: "not saved: \(error)")
+        }
+        var after = memory ?? ModelArchive<Self>.Memory(loaded: self)
+        after.file = ModelArchive<Self>.FileState(identity: newIdentity, dictionary: dictionary, format: written)
+        ModelFiles.remember(after, for: path, as: Self.self)
     }
 
     /// Loads a model from a property-list file (XML or binary). Migrations run first; fields
@@ -70,9 +121,11 @@ extension SettingsModel {
     public static func load(from url: URL) throws(SettingsError) -> Self {
         let path = url.path
         let data: Data
+        let identity: POSIXFile.Identity
         do {
             guard let read = try POSIXFile.read(path) else { throw SettingsError(.missingFile, path: path) }
             data = read.data
+            identity = read.identity
         } catch let error as POSIXFile.Failure {
             throw SettingsError(.invalidFile, path: path, detail: "\(error)")
         } catch let error as SettingsError {
@@ -89,7 +142,9 @@ extension SettingsModel {
         guard case .dictionary(let stored) = value else {
             throw SettingsError(.invalidFile, path: path, detail: "the root is \(value.typeNameWithArticle), expected a dict")
         }
-        let (model, memory) = try ModelArchive<Self>.load(stored, source: path)
+        let (model, loaded) = try ModelArchive<Self>.load(stored, source: path)
+        var memory = loaded
+        memory.file = ModelArchive<Self>.FileState(identity: identity, dictionary: stored, format: PlistFormat.detect(data))
         ModelFiles.remember(memory, for: path, as: Self.self)
         return model
     }
@@ -97,6 +152,9 @@ extension SettingsModel {
 
 /// What loading each model file learnt, by file and model type, so saving back loses nothing.
 enum ModelFiles {
+    /// How many `NAME.corrupt-*` files are kept beside a model file, as beside a settings file.
+    static let quarantineLimit = PersistenceOptions().quarantineLimit
+
     private static let memories = Mutex<[String: any Sendable]>([:])
 
     static func remember<Model: SettingsModel>(_ memory: ModelArchive<Model>.Memory, for path: String, as: Model.Type) {

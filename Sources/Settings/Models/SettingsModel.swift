@@ -21,9 +21,11 @@ public import SettingsPlist
 /// }
 /// ```
 ///
-/// Loading never loses data: a field added since the data was written gets its default, a
-/// stored field that no longer decodes is reported and keeps its stored value on disk, keys the
-/// model does not know are written back untouched, and ``migrations`` run first.
+/// Loading never loses data: a field added since the data was written gets its default; a
+/// stored value that no longer decodes falls back alone (the field to its default, an array
+/// element or dictionary entry left out), is reported, and keeps its stored value on disk; keys
+/// the model does not know are written back untouched at every depth; a newer schema version is
+/// never lowered; and ``migrations`` run first. See Docs/ModelFiles.md.
 public protocol SettingsModel: Sendable {
     /// A model with every field at its default.
     init()
@@ -50,13 +52,17 @@ extension SettingsModel {
     public static var migrations: SettingsMigrations { SettingsMigrations() }
 }
 
-/// A stored field of a model that did not decode: it kept its default, and its stored value is
-/// kept on disk.
+/// A stored value of a model that did not decode: the field kept its default (or the array
+/// element or dictionary entry was left out), and its stored value is kept on disk.
 public struct ModelFieldIssue: Hashable, Sendable, CustomStringConvertible {
     /// The field's key path in the archive (`window.zoom`).
     public var field: String
     /// Why it did not decode.
     public var message: String
+    /// Where the value is, array positions included (`nil`: `field` split at its dots).
+    var location: [PlistPathStep]?
+    /// What took the value's place.
+    var outcome: PlistRecoveredIssue.Outcome = .fellBack
 
     /// Creates an issue.
     ///
@@ -66,6 +72,21 @@ public struct ModelFieldIssue: Hashable, Sendable, CustomStringConvertible {
     public init(field: String, message: String) {
         self.field = field
         self.message = message
+    }
+
+    init(field: String, message: String, location: [PlistPathStep]) {
+        self.init(field: field, message: message)
+        self.location = location
+    }
+
+    init(recovered: PlistRecoveredIssue) {
+        self.init(field: recovered.codingPath, message: recovered.message, location: recovered.location)
+        outcome = recovered.outcome
+    }
+
+    /// ``location``, or the dictionary keys `field` names.
+    var steps: [PlistPathStep] {
+        location ?? field.split(separator: ".").map { .key(String($0)) }
     }
 
     /// `field 'window.zoom': expected a real, found a string`.

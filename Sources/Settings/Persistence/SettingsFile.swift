@@ -103,6 +103,11 @@ struct SettingsFile {
     /// Parses file contents: a dictionary and its format, or an error naming the file and the
     /// line and column (XML) or byte offset (binary).
     func parse(_ data: Data, at target: String) -> Result<(PlistDictionary, PlistFormat), SettingsError> {
+        Self.parse(data, at: target)
+    }
+
+    /// Parses file contents (see the instance method); model files use it too.
+    static func parse(_ data: Data, at target: String) -> Result<(PlistDictionary, PlistFormat), SettingsError> {
         do {
             let value = try PlistValue(decoding: data)
             guard case .dictionary(let dictionary) = value else {
@@ -179,7 +184,7 @@ struct SettingsFile {
             return .nothing
         }
         let (target, lockPath) = self.target
-        try createDirectory(of: target)
+        try Self.createDirectory(of: target)
         let lock: Int32
         if let held = lockWaiter?.take() {
             lock = held
@@ -299,12 +304,9 @@ struct SettingsFile {
     private mutating func quarantine(_ target: String, _ identity: POSIXFile.Identity, _ problem: SettingsError) throws(SettingsError) {
         var problem = problem
         do {
-            guard try POSIXFile.identity(of: target) == identity else { return }
-            let destination = target + ".corrupt-" + Self.timestamp()
-            try POSIXFile.moveAside(target, to: destination)
+            guard let destination = try Self.moveAside(malformed: target, identity, keeping: options.quarantineLimit) else { return }
             movedAside = URL(filePath: destination)
             problem.append(detail: "moved aside to \(destination); this process's values were written in its place")
-            pruneQuarantine(target)
         } catch {
             problem.append(detail: "could not move it aside (\(error)); not saved, and the next save tries again")
             throw problem
@@ -313,13 +315,32 @@ struct SettingsFile {
         diagnostics.append(SettingsDiagnostic(.fileError, problem.description))
     }
 
+    /// Moves a malformed file to `NAME.corrupt-<UTC timestamp>` beside it, if it is still the
+    /// file that was read (`identity`), and removes the oldest such files beyond `limit`. Model
+    /// files are quarantined the same way.
+    ///
+    /// - Returns: where it went, or `nil` when the file changed since it was read (not moved).
+    static func moveAside(malformed target: String, _ identity: POSIXFile.Identity, keeping limit: Int) throws(POSIXFile.Failure) -> String? {
+        guard try POSIXFile.identity(of: target) == identity else { return nil }
+        var destination = target + ".corrupt-" + timestamp()
+        // Two in the same millisecond: never rename over one already moved aside.
+        var n = 1
+        while (try? POSIXFile.identity(of: destination)) != nil {
+            n += 1
+            destination = target + ".corrupt-" + timestamp() + "-\(n)"
+        }
+        try POSIXFile.moveAside(target, to: destination)
+        pruneQuarantine(target, keeping: max(1, limit))
+        return destination
+    }
+
     /// Removes the oldest `NAME.corrupt-*` files beyond the limit.
-    private func pruneQuarantine(_ target: String) {
+    private static func pruneQuarantine(_ target: String, keeping limit: Int) {
         let parts = PathParts(target)
         let prefix = parts.name + ".corrupt-"
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: parts.directory) else { return }
         let kept = names.filter { $0.hasPrefix(prefix) }.sorted()
-        for name in kept.dropLast(options.quarantineLimit) {
+        for name in kept.dropLast(limit) {
             unlink(parts.directory + "/" + name)
         }
     }
@@ -348,8 +369,8 @@ struct SettingsFile {
         }
     }
 
-    /// Creates the file's directory (owner-only) when it is missing.
-    private func createDirectory(of target: String) throws(SettingsError) {
+    /// Creates the file's directory (owner-only) when it is missing; model files use it too.
+    static func createDirectory(of target: String) throws(SettingsError) {
         let directory = PathParts(target).directory
         var s = stat()
         if stat(directory, &s) == 0 {
