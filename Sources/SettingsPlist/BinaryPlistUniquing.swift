@@ -46,9 +46,13 @@ struct BinaryPlistKeyTable {
 /// and container of a file goes through it. The hash is a multiply-xorshift mix seeded from
 /// `Hasher`'s per-process random seed, so colliding inputs cannot be prepared offline.
 struct BinaryPlistHashSlots {
-    /// Per slot: a hash with the low bit set (0 = empty), and its number.
-    private var hashes = [UInt64](repeating: 0, count: 64)
-    private var numbers = [Int](repeating: 0, count: 64)
+    /// Per slot: the high half of a hash with the low bit set (0 = empty), and its number.
+    /// 32 bits of hash are plenty to pick slots and to skip most unequal candidates (callers
+    /// compare the entries themselves), at half the memory.
+    private var hashes = [UInt32](repeating: 0, count: 64)
+    /// Numbers as 32 bits (half the table's memory): 2^31 distinct objects would need far more
+    /// memory than any value tree here can have, and binary readers refuse such files.
+    private var numbers = [Int32](repeating: 0, count: 64)
     private var count = 0
 
     static let seed: UInt64 = {
@@ -61,15 +65,15 @@ struct BinaryPlistHashSlots {
     /// under `hash` and returns it.
     @inline(__always)
     mutating func findOrInsert(hash: UInt64, _ next: Int, isMatch: (Int) -> Bool) -> Int {
-        let hash = hash | 1
+        let hash = UInt32(truncatingIfNeeded: hash >> 32) | 1
         let mask = hashes.count - 1
         var slot = Int(truncatingIfNeeded: hash >> 1) & mask
         while hashes[slot] != 0 {
-            if hashes[slot] == hash && isMatch(numbers[slot]) { return numbers[slot] }
+            if hashes[slot] == hash && isMatch(Int(numbers[slot])) { return Int(numbers[slot]) }
             slot = (slot + 1) & mask
         }
         hashes[slot] = hash
-        numbers[slot] = next
+        numbers[slot] = Int32(next)
         count += 1
         if count * 2 > hashes.count { grow() }
         return next
@@ -78,11 +82,11 @@ struct BinaryPlistHashSlots {
     /// The number of the entry matching `isMatch` among those with `hash`, or `nil`.
     @inline(__always)
     func find(hash: UInt64, isMatch: (Int) -> Bool) -> Int? {
-        let hash = hash | 1
+        let hash = UInt32(truncatingIfNeeded: hash >> 32) | 1
         let mask = hashes.count - 1
         var slot = Int(truncatingIfNeeded: hash >> 1) & mask
         while hashes[slot] != 0 {
-            if hashes[slot] == hash && isMatch(numbers[slot]) { return numbers[slot] }
+            if hashes[slot] == hash && isMatch(Int(numbers[slot])) { return Int(numbers[slot]) }
             slot = (slot + 1) & mask
         }
         return nil
@@ -90,12 +94,12 @@ struct BinaryPlistHashSlots {
 
     /// Records `number` under `hash`; the caller knows no entry matches.
     mutating func insert(hash: UInt64, _ number: Int) {
-        let hash = hash | 1
+        let hash = UInt32(truncatingIfNeeded: hash >> 32) | 1
         let mask = hashes.count - 1
         var slot = Int(truncatingIfNeeded: hash >> 1) & mask
         while hashes[slot] != 0 { slot = (slot + 1) & mask }
         hashes[slot] = hash
-        numbers[slot] = number
+        numbers[slot] = Int32(number)
         count += 1
         if count * 2 > hashes.count { grow() }
     }
@@ -105,8 +109,8 @@ struct BinaryPlistHashSlots {
     private mutating func grow() {
         let size = hashes.count * 2
         let mask = size - 1
-        var newHashes = [UInt64](repeating: 0, count: size)
-        var newNumbers = [Int](repeating: 0, count: size)
+        var newHashes = [UInt32](repeating: 0, count: size)
+        var newNumbers = [Int32](repeating: 0, count: size)
         hashes.withUnsafeBufferPointer { oldHashes in
             numbers.withUnsafeBufferPointer { oldNumbers in
                 newHashes.withUnsafeMutableBufferPointer { hashes in
