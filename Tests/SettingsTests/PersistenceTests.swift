@@ -102,7 +102,7 @@ struct PersistenceTests {
         #expect(two["fromOne"] == 1)
     }
 
-    @Test(.timeLimit(.minutes(1))) func externalChangesAreReloadedAndAnnouncedButOwnWritesAreNot() async throws {
+    @Test(.timeLimit(hangLimit)) func externalChangesAreReloadedAndAnnouncedButOwnWritesAreNot() async throws {
         let dir = try TemporaryDirectory()
         let store = SettingsStore.file(dir.file(), autosaveDelay: nil)
         store.register(defaults: ["theme": "light"])
@@ -128,7 +128,7 @@ struct PersistenceTests {
         #expect(store.persistenceStatus.reloads >= 2)
     }
 
-    @Test(.timeLimit(.minutes(1))) func pollingNoticesExternalChanges() async throws {
+    @Test(.timeLimit(hangLimit)) func pollingNoticesExternalChanges() async throws {
         let dir = try TemporaryDirectory()
         let store = SettingsStore.file(dir.file(), autosaveDelay: nil, externalChanges: .polling(.milliseconds(20)))
         var changes = store.changes.makeAsyncIterator()
@@ -137,7 +137,7 @@ struct PersistenceTests {
         #expect(store["polled"] == true)
     }
 
-    @Test(.timeLimit(.minutes(1))) func unsavedLocalChangesWinOverAReload() async throws {
+    @Test(.timeLimit(hangLimit)) func unsavedLocalChangesWinOverAReload() async throws {
         let dir = try TemporaryDirectory()
         let store = SettingsStore.file(dir.file(), autosaveDelay: nil)
         var changes = store.changes.makeAsyncIterator()

@@ -83,7 +83,7 @@ struct StorePromisesTests {
 
     // 2. A diagnostics handler may use the store.
 
-    @Test(.timeLimit(.minutes(1))) func aDiagnosticsHandlerThatUsesTheStoreDoesNotDeadlockOrCrash() async throws {
+    @Test(.timeLimit(hangLimit)) func aDiagnosticsHandlerThatUsesTheStoreDoesNotDeadlockOrCrash() async throws {
         let dir = try TemporaryDirectory()
         try Data("<plist><dict><key>a</key><integr>1</integr></dict></plist>".utf8).write(to: dir.file())
         let store = SettingsStore.file(dir.file(), autosaveDelay: nil, options: PersistenceOptions(settleDelay: .milliseconds(1)))
@@ -121,7 +121,7 @@ struct StorePromisesTests {
 
     // 3. Another process holding the lock stalls nothing.
 
-    @Test(.timeLimit(.minutes(1))) func aLockHeldElsewhereNeitherStallsTheProgramNorLosesTheChanges() async throws {
+    @Test(.timeLimit(hangLimit)) func aLockHeldElsewhereNeitherStallsTheProgramNorLosesTheChanges() async throws {
         let dir = try TemporaryDirectory()
         let store = SettingsStore.file(dir.file(), autosaveDelay: .milliseconds(1),
                                        options: PersistenceOptions(lockTimeout: .milliseconds(300)))
@@ -168,7 +168,7 @@ struct StorePromisesTests {
 
     // 4. A FIFO, a device or a directory in place of the file.
 
-    @Test(.timeLimit(.minutes(1))) func aFIFOInPlaceOfTheFileIsRefusedWithoutHanging() async throws {
+    @Test(.timeLimit(hangLimit)) func aFIFOInPlaceOfTheFileIsRefusedWithoutHanging() async throws {
         let dir = try TemporaryDirectory()
         #expect(mkfifo(dir.file().path, 0o600) == 0)
         let store = SettingsStore.file(dir.file(), autosaveDelay: nil)
@@ -182,7 +182,7 @@ struct StorePromisesTests {
         #expect(lstat(dir.file().path, &s) == 0 && (s.st_mode & S_IFMT) == S_IFIFO)  // left as it was
     }
 
-    @Test(.timeLimit(.minutes(1))) func aLinkToADeviceIsNeverOpened() async throws {
+    @Test(.timeLimit(hangLimit)) func aLinkToADeviceIsNeverOpened() async throws {
         let dir = try TemporaryDirectory()
         try FileManager.default.createSymbolicLink(atPath: dir.file().path, withDestinationPath: "/dev/zero")
         let store = SettingsStore.file(dir.file(), autosaveDelay: nil)
@@ -192,7 +192,7 @@ struct StorePromisesTests {
 
     // 5. Change tracking is linear.
 
-    @Test(.timeLimit(.minutes(1))) func manyDistinctChangedKeysAreTrackedInLinearTime() async throws {
+    @Test(.timeLimit(hangLimit)) func manyDistinctChangedKeysAreTrackedInLinearTime() async throws {
         let dir = try TemporaryDirectory()
         let store = SettingsStore.file(dir.file(), autosaveDelay: nil, externalChanges: .ignored)
         let clock = ContinuousClock()
@@ -273,7 +273,7 @@ struct StorePromisesTests {
 
     // 9. The watch comes back after the directory is re-created.
 
-    @Test(.timeLimit(.minutes(1))) func externalChangesAreSeenAfterTheDirectoryIsRecreated() async throws {
+    @Test(.timeLimit(hangLimit)) func externalChangesAreSeenAfterTheDirectoryIsRecreated() async throws {
         let dir = try TemporaryDirectory()
         let folder = dir.url.appending(path: "App")
         let file = folder.appending(path: "settings.plist")
@@ -292,7 +292,7 @@ struct StorePromisesTests {
 
     // 10. A failed autosave is retried.
 
-    @Test(.timeLimit(.minutes(1))) func aFailedAutosaveIsRetriedAndReportedOnce() async throws {
+    @Test(.timeLimit(hangLimit)) func aFailedAutosaveIsRetriedAndReportedOnce() async throws {
         let dir = try TemporaryDirectory()
         let blocker = dir.url.appending(path: "blocker")
         try Data().write(to: blocker)                                  // a file where the directory must go
@@ -314,7 +314,7 @@ struct StorePromisesTests {
 
     // 11. Quarantine only what stays malformed; keep a few.
 
-    @Test(.timeLimit(.minutes(1))) func aFileFixedWhileSettlingIsMergedNotMovedAside() async throws {
+    @Test(.timeLimit(hangLimit)) func aFileFixedWhileSettlingIsMergedNotMovedAside() async throws {
         let dir = try TemporaryDirectory()
         let store = SettingsStore.file(dir.file(), autosaveDelay: nil, externalChanges: .ignored,
                                        options: PersistenceOptions(settleDelay: .seconds(1)))
@@ -334,7 +334,7 @@ struct StorePromisesTests {
         #expect(!names.contains { $0.contains(".corrupt-") })
     }
 
-    @Test(.timeLimit(.minutes(1))) func atMostAFewQuarantineFilesAreKept() async throws {
+    @Test(.timeLimit(hangLimit)) func atMostAFewQuarantineFilesAreKept() async throws {
         let dir = try TemporaryDirectory()
         let store = SettingsStore.file(dir.file(), autosaveDelay: nil, externalChanges: .ignored,
                                        options: PersistenceOptions(settleDelay: .milliseconds(1)))
