@@ -68,7 +68,7 @@ extension SettingsModel {
                 }
             }
         }
-        let (dictionary, memory) = try ModelArchive<Self>.saving(self, over: existing, memory: remembered)
+        let (dictionary, memory) = try ModelArchive<Self>.saving(self, over: existing, memory: remembered, source: target)
         let written = format ?? existingFormat ?? .xml
         let bytes: Data
         do {
