@@ -237,9 +237,10 @@ struct ModelArchive<Model: SettingsModel>: Sendable {
             if left.isEmpty {
                 guard mine.count == theirs.count else { return out }
                 let aligned = loaded?.count == theirs.count ? loaded : nil
+                let partners = aligned.map { storedPartners(of: $0, in: theirs) } ?? Array(theirs.indices)
                 return .array(mine.indices.map { i in
-                    guard mine[i].isContainer, theirs[i].isContainer else { return mine[i] }
-                    return merge(mine[i], over: theirs[i], loaded: aligned?[i], defaults: nil, at: path + [.index(i)], dropped: dropped)
+                    guard let j = partners[i], mine[i].isContainer, theirs[j].isContainer else { return mine[i] }
+                    return merge(mine[i], over: theirs[j], loaded: aligned?[i], defaults: nil, at: path + [.index(j)], dropped: dropped)
                 })
             }
             // Elements were left out on load: they go back only where positions still match.
@@ -260,6 +261,49 @@ struct ModelArchive<Model: SettingsModel>: Sendable {
             return .array(result)
         default:
             return out
+        }
+    }
+}
+
+extension ModelArchive {
+    /// For each loaded element, the position of the stored element it was decoded from: the
+    /// same position when the two agree (the usual case, checked in one pass); else an
+    /// unclaimed stored element that agrees with it (a `Set` is archived in its process's
+    /// hashing order, not the stored one); else the same position if no other element took it,
+    /// or `nil` (nothing to lay back). Only up to 1,000 misplaced elements are searched for.
+    fileprivate static func storedPartners(of loaded: [PlistValue], in stored: [PlistValue]) -> [Int?] {
+        var partners: [Int?] = Array(loaded.indices)
+        let misplaced = loaded.indices.filter { !agrees(stored[$0], with: loaded[$0]) }
+        guard !misplaced.isEmpty, misplaced.count <= 1_000 else { return partners }
+        var free = Set(misplaced)  // stored positions no loaded element has claimed
+        var unmatched: [Int] = []
+        for i in misplaced {
+            if let j = misplaced.first(where: { free.contains($0) && agrees(stored[$0], with: loaded[i]) }) {
+                partners[i] = j
+                free.remove(j)
+            } else {
+                unmatched.append(i)
+            }
+        }
+        for i in unmatched { partners[i] = free.remove(i) }
+        return partners
+    }
+
+    /// Whether `stored` could have decoded to what archives as `loaded`: every key `loaded` has,
+    /// with agreeing values; numbers compared by value (an integer stored for a `Double`).
+    private static func agrees(_ stored: PlistValue, with loaded: PlistValue) -> Bool {
+        switch (stored, loaded) {
+        case (.dictionary(let theirs), .dictionary(let mine)):
+            for (key, value) in mine {
+                guard let other = theirs[key], agrees(other, with: value) else { return false }
+            }
+            return true
+        case (.array(let theirs), .array(let mine)):
+            return theirs.count == mine.count && zip(theirs, mine).allSatisfy { agrees($0, with: $1) }
+        case (.integer(let a), .real(let b)), (.real(let b), .integer(let a)):
+            return a.doubleValue == b
+        default:
+            return stored == loaded
         }
     }
 }
