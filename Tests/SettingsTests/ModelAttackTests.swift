@@ -474,6 +474,40 @@ struct ModelAttackTests {
         #expect(try Greeting.load(from: url).nickname == nil)
     }
 
+    @Test func twoArchivedFieldsUnderOneKeyAreRefusedNotMerged() throws {
+        struct Clash: SettingsModel {
+            @Archived("x") var count = 1
+            @Archived("x") var label = "one"
+        }
+        let dir = try TemporaryDirectory()
+        let url = dir.file("clash.plist")
+        try PlistValue.dictionary(["x": 5, "other": true]).write(to: url)
+        let before = try Data(contentsOf: url)
+        #expect {
+            try Clash().save(to: url)
+        } throws: { error in
+            "\(error)".contains("'x'")
+        }
+        #expect(try Data(contentsOf: url) == before)
+    }
+
+    @Test func aStringXMLCannotCarryLeavesTheFileIntactOrIsWrittenReadably() throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.file("esc.plist")
+        try PlistValue.dictionary(["name": "Ada", "extra": 1]).write(to: url)
+        let before = try Data(contentsOf: url)
+        var model = try AttackPlain.load(from: url)
+        model.name = "\u{1B}]0;title\u{07}"
+        do {
+            try model.save(to: url)
+            #expect(try AttackPlain.load(from: url) == model)   // written: it must read back
+            #expect(try stored(url)["extra"] == 1)
+        } catch {
+            #expect("\(error)".contains(url.path), "unclear: \(error)")
+            #expect(try Data(contentsOf: url) == before)
+        }
+    }
+
     // MARK: Files
 
     @Test func anEmptyFileIsRefusedOnLoadAndMovedAsideOnSave() throws {
