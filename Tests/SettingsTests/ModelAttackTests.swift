@@ -711,6 +711,31 @@ struct ModelAttackTests {
         #expect(text["a"] == 1)
     }
 
+    @Test func savingOverAFileWhoseMigrationFailsKeepsItsUnknownKeys() throws {
+        struct Strict: SettingsModel, Codable, Equatable {
+            var volume = 0.5
+            static let migrations = SettingsMigrations { m in
+                m.convert("percent", inVersion: 1) { old in
+                    guard let number = old.doubleValue else { throw SettingsError(.typeMismatch, detail: "percent is not a number") }
+                    return .real(number / 100)
+                }
+                m.renameKey("percent", to: "volume", inVersion: 1)
+            }
+        }
+        let dir = try TemporaryDirectory()
+        let url = dir.file("strict.plist")
+        try PlistValue.dictionary(["percent": "loud", "keep": "me"]).write(to: url)
+        #expect {
+            try Strict.load(from: url)
+        } throws: { error in
+            "\(error)".contains(url.path) && "\(error)".contains("convert 'percent'")
+        }
+        // A careless program saves a fresh model over it anyway: what it does not know stays.
+        try Strict().save(to: url)
+        #expect(try stored(url)["keep"] == "me")
+        #expect(try stored(url)["percent"] == "loud")
+    }
+
     @Test func aStoredModelWithAStringVersionIsNotMigratedAgain() {
         let store = SettingsStore.inMemory(["m": ["$version": "2", "value": 3]])
         let model = StoredModel<AttackVersioned>("m", store: store)
