@@ -370,6 +370,11 @@ struct ModelAttackTests {
         fleet.name = "m"
         try fleet.save(to: url)
         #expect(try stored(url)["servers"] == .array(bad))
+        // Appending one server must not throw away the 30,000 this program cannot read.
+        fleet.servers.append(Fleet.Server(host: "new", port: 1))
+        try fleet.save(to: url)
+        #expect(try stored(url)["servers"] == .array(bad + [["host": "new", "port": 1]]))
+        #expect(try Fleet.load(from: url).servers == [Fleet.Server(host: "new", port: 1)])
     }
 
     @Test func reportingDiagnosticsCostsTheSameEachTime() {

@@ -243,10 +243,14 @@ struct ModelArchive<Model: SettingsModel>: Sendable {
                     return merge(mine[i], over: theirs[j], loaded: aligned?[i], defaults: nil, at: path + [.index(j)], dropped: dropped)
                 })
             }
-            // Elements were left out on load: they go back only where positions still match.
-            guard mine.count + left.count == theirs.count, let loaded, loaded.count == mine.count else { return out }
+            // Elements were left out on load: they go back only where positions still match:
+            // the array kept its loaded length (elements edited in place), or the program only
+            // appended to it (the new elements go after all the stored ones).
+            guard let loaded, loaded.count + left.count == theirs.count,
+                  mine.count == loaded.count || (mine.count > loaded.count && mine[..<loaded.count].elementsEqual(loaded))
+            else { return out }
             var result: [PlistValue] = []
-            result.reserveCapacity(theirs.count)
+            result.reserveCapacity(theirs.count + mine.count - loaded.count)
             var next = 0  // in `mine`
             var skip = 0  // in `left`
             for i in theirs.indices {
@@ -258,6 +262,7 @@ struct ModelArchive<Model: SettingsModel>: Sendable {
                     next += 1
                 }
             }
+            result += mine[next...]  // appended by the program
             return .array(result)
         default:
             return out
