@@ -202,8 +202,10 @@ struct ModelArchive<Model: SettingsModel>: Sendable {
     /// `out` laid over `existing`: where both hold a dictionary, the entries of `existing` whose
     /// keys neither `out`, the loaded model nor the defaults have are added (keys the model
     /// knows but left out, like an optional set to `nil`, stay out); where both hold an array of
-    /// the same length, element by element; where elements were left out on load and the array
-    /// kept its loaded length, the left-out stored elements go back at their positions.
+    /// the same length, element by element (each loaded element with the stored one it agrees
+    /// with, see ``storedPartners(of:in:)``); where elements were left out on load and the array
+    /// kept its loaded length or was only appended to, the left-out stored elements go back at
+    /// their positions (appended ones after them).
     ///
     /// - Parameters:
     ///   - out: what the program archives.
