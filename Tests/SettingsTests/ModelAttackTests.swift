@@ -663,6 +663,44 @@ struct ModelAttackTests {
         }
     }
 
+    @Test(.timeLimit(.minutes(1))) func aFIFOOrAnEmptyPathIsRefusedWithoutBlocking() throws {
+        let dir = try TemporaryDirectory()
+        let fifo = dir.file("fifo.plist")
+        try #require(mkfifo(fifo.path, 0o600) == 0)
+        #expect {
+            try AttackPlain.load(from: fifo)
+        } throws: { error in
+            "\(error)".contains(fifo.path)
+        }
+        #expect(throws: SettingsError.self) { try AttackPlain().save(to: fifo) }
+        var kind = stat()
+        #expect(lstat(fifo.path, &kind) == 0 && (kind.st_mode & S_IFMT) == S_IFIFO)
+        #expect(throws: SettingsError.self) { try AttackPlain.load(from: URL(filePath: "")) }
+        #expect(throws: SettingsError.self) { try AttackPlain.load(from: dir.url) }
+    }
+
+    @Test func integersOutOfRangeFallBackAloneAndAreKept() throws {
+        struct Sizes: SettingsModel, Codable, Equatable {
+            var small: Int8 = 0
+            var count = 0
+            var unsigned: UInt = 0
+            var label = "sizes"
+        }
+        let dir = try TemporaryDirectory()
+        let url = dir.file("sizes.plist")
+        let hostile: PlistDictionary = [
+            "small": 300, "count": .integer(PlistInteger(UInt64.max)), "unsigned": -1, "label": "kept",
+        ]
+        try PlistValue.dictionary(hostile).write(to: url)
+        var model = try Sizes.load(from: url)
+        #expect(model == { var m = Sizes(); m.label = "kept"; return m }())
+        model.label = "changed"
+        try model.save(to: url)
+        var expected = hostile
+        expected["label"] = "changed"
+        #expect(try stored(url) == expected)
+    }
+
     // MARK: $version
 
     @Test func aVersionThatIsNotAnIntegerIsReportedAndNeverLowered() throws {
