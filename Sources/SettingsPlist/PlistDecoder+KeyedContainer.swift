@@ -62,7 +62,7 @@ final class PlistKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerP
     @inline(__always)
     private func unbox<T>(_ key: Key, _ expected: String, _ convert: (PlistValue) throws(CodingFailure) -> T) throws -> T {
         guard let i = position(of: key) else {
-            return try fallback(key, missing(key, expected: expected), convert)
+            return try fallback(key, missing(key, expected: expected), convert, missingKey: true)
         }
         do {
             return try convert(dictionary.values[i])
@@ -87,12 +87,16 @@ final class PlistKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerP
     // MARK: Recovery mode
 
     /// In recovery mode, the default for `key` in place of a value that failed with `error`;
-    /// otherwise (or without a default) `error` is thrown.
+    /// otherwise (or without a default) `error` is thrown. A key that is missing (`missingKey`)
+    /// and has a default takes it without being recorded: nothing stored was replaced.
     @inline(never)
-    private func fallback<T>(_ key: Key, _ error: any Error, _ convert: (PlistValue) throws -> T) throws -> T {
+    private func fallback<T>(
+        _ key: Key, _ error: any Error, _ convert: (PlistValue) throws -> T, missingKey: Bool = false
+    ) throws -> T {
         guard let recovery = decoder.recovery else { throw error }
         let keyPath = path(key)
         guard let value = recovery.defaultValue(at: keyPath), let converted = try? convert(value) else { throw error }
+        if missingKey { return converted }
         recovery.record(error, at: keyPath, .fellBack)
         return converted
     }
@@ -152,7 +156,7 @@ final class PlistKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerP
 
     func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
         guard let i = position(of: key) else {
-            return try fallback(key, missing(key, expected: "\(T.self)"), nested(type, key))
+            return try fallback(key, missing(key, expected: "\(T.self)"), nested(type, key), missingKey: true)
         }
         do {
             return try decoder.decodeNested(dictionary.values[i], as: type, depth: depth, extraPath: extraPath, key: key)

@@ -72,7 +72,7 @@ final class PlistDecodingRecovery {
 extension PlistDecoder {
     /// Decodes `value` as a `T`, recovering from parts that do not decode instead of failing:
     /// a keyed value takes its default from `defaults` (at the same dictionary keys) or, when
-    /// decoded as an optional, `nil`; an array element or a string-keyed dictionary entry that
+    /// decoded as an optional, `nil`; a missing key that has a default takes it unreported; an array element or a string-keyed dictionary entry that
     /// does not decode is left out. Only a failure with nothing to fall back on up to the top
     /// throws. Each recovery is listed in the returned issues, innermost ones replaced by the
     /// outer value that took their place. The cost stays linear in the size of `value`.

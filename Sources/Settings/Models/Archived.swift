@@ -100,10 +100,14 @@ extension Archived: ArchivedField {
 extension SettingsModel {
     /// The ``Archived`` properties as a dictionary, in declaration order.
     ///
-    /// - Throws: ``SettingsError`` (`.typeMismatch`) when a field cannot be stored.
+    /// - Throws: ``SettingsError`` (`.typeMismatch`) when a field cannot be stored, or when two
+    ///   fields are archived under the same key (one would silently replace the other).
     public func archive() throws(SettingsError) -> PlistDictionary {
         var dictionary = PlistDictionary()
         for (key, field) in Self.archivedFields(of: self) {
+            guard dictionary[key] == nil else {
+                throw SettingsError(.typeMismatch, expectedType: "\(Self.self)", detail: "two @Archived fields use the key '\(key)'; give one another key")
+            }
             dictionary[key] = try field.archivedValue()
         }
         return dictionary

@@ -82,27 +82,32 @@ struct ModelArchive<Model: SettingsModel>: Sendable {
     ///   - existing: what is stored now, if anything (already migrated or not: its version key
     ///     is ignored, except that the version written is never lower than it).
     ///   - memory: what loading learnt, if the model was loaded from there.
-    static func save(_ model: Model, over existing: PlistDictionary?, memory: Memory?) throws(SettingsError) -> PlistDictionary {
-        try saving(model, over: existing, memory: memory).dictionary
+    ///   - source: the file or store key, for messages.
+    static func save(_ model: Model, over existing: PlistDictionary?, memory: Memory?, source: String) throws(SettingsError) -> PlistDictionary {
+        try saving(model, over: existing, memory: memory, source: source).dictionary
     }
 
     /// The dictionary to store for `model` (see ``save(_:over:memory:)``), and what to remember
     /// once it is stored: the model as saved, and the values that fell back on load and are
     /// still unchanged (those the program changed are its own now).
     static func saving(
-        _ model: Model, over existing: PlistDictionary?, memory: Memory?
+        _ model: Model, over existing: PlistDictionary?, memory: Memory?, source: String
     ) throws(SettingsError) -> (dictionary: PlistDictionary, memory: Memory?) {
         var out = try model.archive()
         var after = memory
         after?.loaded = model
-        var version = Model.migrations.version
+        var version: PlistValue? = Model.migrations.version > 0 ? .integer(PlistInteger(Int64(Model.migrations.version))) : nil
         if var existing {
-            // A newer program's file keeps its version: lowering it would run its migrations again.
-            if let stored = existing[SettingsMigrations.versionKey]?.intValue, stored > version { version = stored }
+            // A newer program's file keeps its version, as stored (even beyond `Int`): lowering
+            // it would run its migrations again.
+            // A version that cannot be read is not replaced by a guess: nothing is saved.
+            if try SettingsMigrations.storedVersion(of: existing, source: source) > Model.migrations.version {
+                version = existing[SettingsMigrations.versionKey]
+            }
             // Compare with what is stored as the model sees it: renamed keys are not unknown keys.
-            if Model.migrations.version > 0 || existing[SettingsMigrations.versionKey] != nil,
-               (try? Model.migrations.migrate(&existing, source: "")) == nil {
-                existing = PlistDictionary()
+            // When that fails, what is stored is compared as it is: its keys are kept, not dropped.
+            if Model.migrations.version > 0 || existing[SettingsMigrations.versionKey] != nil {
+                _ = try? Model.migrations.migrate(&existing, source: "")
             }
             existing[SettingsMigrations.versionKey] = nil
             // The loaded model archived again, only when needed (most saves do not).
@@ -112,6 +117,14 @@ struct ModelArchive<Model: SettingsModel>: Sendable {
             } else {
                 after?.wholeModelFailed = false
                 after?.fallbacks = []
+                // A value that fell back was never decoded, so the stored one is no structure
+                // to lay unknown keys from: it comes back whole while the program has not
+                // changed it, and the program's value goes in as it is once it has. Decided
+                // before the merge below, which must not mix the two.
+                let fallbacks = (memory?.fallbacks ?? []).map { fallback in
+                    let mine = out.value(at: fallback.path)
+                    return (path: fallback.path, loaded: fallback.loaded, mine: mine, unchanged: mine == fallback.loaded)
+                }
                 if !(memory?.dropped.isEmpty ?? true) || hasKeysMissing(from: .dictionary(out), in: .dictionary(existing)) {
                     let loaded = loadedArchive()
                     let defaults = try? Model().archive()
@@ -120,17 +133,38 @@ struct ModelArchive<Model: SettingsModel>: Sendable {
                         defaults: defaults.map { .dictionary($0) }, at: [], dropped: memory?.dropped ?? [:])
                     if case .dictionary(let dictionary) = merged { out = dictionary }
                 }
-                for (path, value) in memory?.fallbacks ?? [] where out.value(at: path) == value {
-                    if let stored = existing.value(at: path) { _ = out.setValue(stored, at: path[...]) }
-                    after?.fallbacks.append((path, value))
+                for fallback in fallbacks {
+                    if fallback.unchanged {
+                        if let stored = existing.value(at: fallback.path) { _ = out.setValue(stored, at: fallback.path[...]) }
+                        after?.fallbacks.append((fallback.path, fallback.loaded))
+                    } else {
+                        _ = out.setValue(fallback.mine, at: fallback.path[...])
+                    }
                 }
             }
         }
         out[SettingsMigrations.versionKey] = nil
-        if version > 0 {
-            out[SettingsMigrations.versionKey] = .integer(PlistInteger(Int64(version)))
+        out[SettingsMigrations.versionKey] = version
+        // What is saved must load again: readers refuse nesting beyond their limit, and a store
+        // file holding such a model could not be opened at all.
+        let limit = PlistReadOptions().maximumDepth
+        if Self.nesting(of: .dictionary(out), exceeds: limit) {
+            throw SettingsError(.typeMismatch, path: source, detail: "the model nests arrays and dictionaries deeper than \(limit) levels, which no reader accepts; not saved")
         }
         return (out, after)
+    }
+
+    /// Whether `value` nests containers more than `limit` deep (the top one is level 1); looks
+    /// no deeper than `limit + 1` levels.
+    private static func nesting(of value: PlistValue, exceeds limit: Int) -> Bool {
+        switch value {
+        case .dictionary(let dictionary):
+            return limit <= 0 || dictionary.values.contains { nesting(of: $0, exceeds: limit - 1) }
+        case .array(let array):
+            return limit <= 0 || array.contains { nesting(of: $0, exceeds: limit - 1) }
+        default:
+            return false
+        }
     }
 
     /// Whether `existing` has a dictionary key that `out` lacks, at any level where both hold a
@@ -168,8 +202,10 @@ struct ModelArchive<Model: SettingsModel>: Sendable {
     /// `out` laid over `existing`: where both hold a dictionary, the entries of `existing` whose
     /// keys neither `out`, the loaded model nor the defaults have are added (keys the model
     /// knows but left out, like an optional set to `nil`, stay out); where both hold an array of
-    /// the same length, element by element; where elements were left out on load and the array
-    /// kept its loaded length, the left-out stored elements go back at their positions.
+    /// the same length, element by element (each loaded element with the stored one it agrees
+    /// with, see ``storedPartners(of:in:)``); where elements were left out on load and the array
+    /// kept its loaded length or was only appended to, the left-out stored elements go back at
+    /// their positions (appended ones after them).
     ///
     /// - Parameters:
     ///   - out: what the program archives.
@@ -203,15 +239,20 @@ struct ModelArchive<Model: SettingsModel>: Sendable {
             if left.isEmpty {
                 guard mine.count == theirs.count else { return out }
                 let aligned = loaded?.count == theirs.count ? loaded : nil
+                let partners = aligned.map { storedPartners(of: $0, in: theirs) } ?? Array(theirs.indices)
                 return .array(mine.indices.map { i in
-                    guard mine[i].isContainer, theirs[i].isContainer else { return mine[i] }
-                    return merge(mine[i], over: theirs[i], loaded: aligned?[i], defaults: nil, at: path + [.index(i)], dropped: dropped)
+                    guard let j = partners[i], mine[i].isContainer, theirs[j].isContainer else { return mine[i] }
+                    return merge(mine[i], over: theirs[j], loaded: aligned?[i], defaults: nil, at: path + [.index(j)], dropped: dropped)
                 })
             }
-            // Elements were left out on load: they go back only where positions still match.
-            guard mine.count + left.count == theirs.count, let loaded, loaded.count == mine.count else { return out }
+            // Elements were left out on load: they go back only where positions still match:
+            // the array kept its loaded length (elements edited in place), or the program only
+            // appended to it (the new elements go after all the stored ones).
+            guard let loaded, loaded.count + left.count == theirs.count,
+                  mine.count == loaded.count || (mine.count > loaded.count && mine[..<loaded.count].elementsEqual(loaded))
+            else { return out }
             var result: [PlistValue] = []
-            result.reserveCapacity(theirs.count)
+            result.reserveCapacity(theirs.count + mine.count - loaded.count)
             var next = 0  // in `mine`
             var skip = 0  // in `left`
             for i in theirs.indices {
@@ -223,9 +264,53 @@ struct ModelArchive<Model: SettingsModel>: Sendable {
                     next += 1
                 }
             }
+            result += mine[next...]  // appended by the program
             return .array(result)
         default:
             return out
+        }
+    }
+}
+
+extension ModelArchive {
+    /// For each loaded element, the position of the stored element it was decoded from: the
+    /// same position when the two agree (the usual case, checked in one pass); else an
+    /// unclaimed stored element that agrees with it (a `Set` is archived in its process's
+    /// hashing order, not the stored one); else the same position if no other element took it,
+    /// or `nil` (nothing to lay back). Only up to 1,000 misplaced elements are searched for.
+    fileprivate static func storedPartners(of loaded: [PlistValue], in stored: [PlistValue]) -> [Int?] {
+        var partners: [Int?] = Array(loaded.indices)
+        let misplaced = loaded.indices.filter { !agrees(stored[$0], with: loaded[$0]) }
+        guard !misplaced.isEmpty, misplaced.count <= 1_000 else { return partners }
+        var free = Set(misplaced)  // stored positions no loaded element has claimed
+        var unmatched: [Int] = []
+        for i in misplaced {
+            if let j = misplaced.first(where: { free.contains($0) && agrees(stored[$0], with: loaded[i]) }) {
+                partners[i] = j
+                free.remove(j)
+            } else {
+                unmatched.append(i)
+            }
+        }
+        for i in unmatched { partners[i] = free.remove(i) }
+        return partners
+    }
+
+    /// Whether `stored` could have decoded to what archives as `loaded`: every key `loaded` has,
+    /// with agreeing values; numbers compared by value (an integer stored for a `Double`).
+    private static func agrees(_ stored: PlistValue, with loaded: PlistValue) -> Bool {
+        switch (stored, loaded) {
+        case (.dictionary(let theirs), .dictionary(let mine)):
+            for (key, value) in mine {
+                guard let other = theirs[key], agrees(other, with: value) else { return false }
+            }
+            return true
+        case (.array(let theirs), .array(let mine)):
+            return theirs.count == mine.count && zip(theirs, mine).allSatisfy { agrees($0, with: $1) }
+        case (.integer(let a), .real(let b)), (.real(let b), .integer(let a)):
+            return a.doubleValue == b
+        default:
+            return stored == loaded
         }
     }
 }

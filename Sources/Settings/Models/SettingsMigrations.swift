@@ -97,7 +97,7 @@ public struct SettingsMigrations: Sendable {
     ///   then unchanged.
     @discardableResult
     func migrate(_ dictionary: inout PlistDictionary, source: String) throws(SettingsError) -> Int {
-        let stored = dictionary[Self.versionKey]?.intValue ?? 0
+        let stored = try Self.storedVersion(of: dictionary, source: source)
         var migrated = dictionary
         migrated[Self.versionKey] = nil
         for step in steps where step.version > stored && step.version <= version {
@@ -109,5 +109,17 @@ public struct SettingsMigrations: Sendable {
         }
         dictionary = migrated
         return stored
+    }
+
+    /// The version `dictionary` was stored at: 0 without ``versionKey``; an integer too large
+    /// for `Int` is newer than any program (`Int.max`).
+    ///
+    /// - Throws: ``SettingsError`` (`.invalidFile`) when the version is not an integer: running
+    ///   migrations over data whose version is unknown could run them twice.
+    static func storedVersion(of dictionary: PlistDictionary, source: String) throws(SettingsError) -> Int {
+        guard let value = dictionary[versionKey] else { return 0 }
+        if let version = value.intValue { return version }
+        if value.uint64Value != nil { return Int.max }  // beyond Int.max
+        throw SettingsError(.invalidFile, path: source, detail: "'\(versionKey)' is \(value.typeNameWithArticle) (\(value)), expected an integer; not migrated")
     }
 }

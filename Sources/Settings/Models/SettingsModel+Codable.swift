@@ -33,7 +33,13 @@ extension SettingsModel where Self: Codable {
     public static func unarchive(_ dictionary: PlistDictionary, issues: inout [ModelFieldIssue]) -> Self {
         let template = Self()
         let defaults = (try? template.archive()) ?? PlistDictionary()
-        let merged = dictionary.merged(over: defaults)
+        // Fields missing at the top take their defaults here; below the top, only the
+        // recovering pass fills missing keys from the defaults, and only where a keyed
+        // container asks for them: laying defaults over nested dictionaries here would add the
+        // default case's key to a stored enum case (two keys: undecodable) and bring back
+        // entries the user removed from a dictionary.
+        var merged = defaults
+        for (key, value) in dictionary { merged[key] = value }
         let decoder = PlistDecoder()
         // Transient properties take their values from `Self()` while decoding.
         var transients: [String: any Sendable] = [:]

@@ -34,9 +34,10 @@ extension SettingsModel {
     ///   - url: the file (a symbolic link is followed: its target is replaced).
     ///   - format: XML (human-editable) or binary; `nil` (the default) keeps an existing file's
     ///     format and writes a new file as XML.
-    /// - Throws: ``SettingsError``: `.typeMismatch` when a field cannot be stored, `.invalidFile`
-    ///   naming the file when it cannot be read, moved aside or written (the old file is then
-    ///   unchanged).
+    /// - Throws: ``SettingsError``: `.typeMismatch` when a field cannot be stored or the model
+    ///   nests deeper than readers accept (512 levels), `.invalidFile` when the file's
+    ///   `"$version"` is not an integer or it cannot be read, moved aside or written, naming the
+    ///   file (the old file is then unchanged).
     public func save(to url: URL, format: PlistFormat? = nil) throws(SettingsError) {
         let path = url.path
         let target = POSIXFile.resolvingLinks(path)
@@ -68,7 +69,7 @@ extension SettingsModel {
                 }
             }
         }
-        let (dictionary, memory) = try ModelArchive<Self>.saving(self, over: existing, memory: remembered)
+        let (dictionary, memory) = try ModelArchive<Self>.saving(self, over: existing, memory: remembered, source: target)
         let written = format ?? existingFormat ?? .xml
         let bytes: Data
         do {

@@ -93,7 +93,7 @@ enum StoredModelConversion<Model: SettingsModel> {
             write: { model, context in
                 let existing = context.store.value(for: context.key, in: .user)?.dictionaryValue
                 do {
-                    return .some(.dictionary(try ModelArchive<Model>.save(model, over: existing, memory: memory.locked { $0 })))
+                    return .some(.dictionary(try ModelArchive<Model>.save(model, over: existing, memory: memory.locked { $0 }, source: "key '\(context.key.path)'")))
                 } catch {
                     context.store.report(SettingsDiagnostic(.typeMismatch, key: context.key, "\(error); the model was not written"))
                     return nil

@@ -314,14 +314,14 @@ extension SettingsStore {
     /// store.diagnosticsHandler = { diagnostic in logger.warning("\(diagnostic.message)") }
     /// ```
     public nonisolated var diagnosticsHandler: (@Sendable (SettingsDiagnostic) -> Void)? {
-        get { diagnosticsHandlerBox.locked { $0 } }
-        set { diagnosticsHandlerBox.locked { $0 = newValue } }
+        get { diagnosticsHandlerBox.locked { $0.call } }
+        set { diagnosticsHandlerBox.locked { $0 = DiagnosticsHandlerSlot(call: newValue) } }
     }
 
     /// Sends `diagnostic` to this store's handler, or the process-wide one (never call it with a
     /// lock held).
     @usableFromInline nonisolated func report(_ diagnostic: SettingsDiagnostic) {
-        if let handler = diagnosticsHandlerBox.locked({ $0 }) {
+        if let handler = diagnosticsHandlerBox.locked({ $0.call }) {
             handler(diagnostic)
         } else {
             SettingsDiagnostics.report(diagnostic)
@@ -673,4 +673,10 @@ enum PendingSaves {
             }
         }
     }
+}
+
+/// A store's diagnostics handler, held in a struct so reading it never re-abstracts (and wraps)
+/// the stored function (see ``SettingsStore/diagnosticsHandlerBox``).
+struct DiagnosticsHandlerSlot: Sendable {
+    let call: (@Sendable (SettingsDiagnostic) -> Void)?
 }

@@ -22,8 +22,8 @@ extension SettingsStore {
     ///
     /// - Parameter migrations: the steps and the current version.
     /// - Returns: the version the values were stored at.
-    /// - Throws: ``SettingsError`` (`.invalidFile`) naming the step that failed; nothing is
-    ///   changed then.
+    /// - Throws: ``SettingsError`` (`.invalidFile`) naming the step that failed, or when the
+    ///   stored `"$version"` is not an integer; nothing is changed then.
     @discardableResult
     public nonisolated func migrate(with migrations: SettingsMigrations) throws(SettingsError) -> Int {
         let source = url?.path ?? "in-memory store"
@@ -31,7 +31,13 @@ extension SettingsStore {
         var from = 0
         replace(.user, origin: .migration) { s in
             var user = s[.user]
-            let stored = user[SettingsMigrations.versionKey]?.intValue ?? 0
+            let stored: Int
+            do throws(SettingsError) {
+                stored = try SettingsMigrations.storedVersion(of: user, source: source)
+            } catch {
+                failure = error
+                return
+            }
             from = stored
             guard stored < migrations.version else { return }
             do throws(SettingsError) {

@@ -140,7 +140,9 @@ public actor SettingsStore {
     /// What the store's persistence has found and done, readable without waiting for it.
     nonisolated let status: Mutex<PersistenceStatus>
     /// This store's diagnostics handler (`nil`: the process-wide ``SettingsDiagnostics/handler``).
-    nonisolated let diagnosticsHandlerBox = Mutex<(@Sendable (SettingsDiagnostic) -> Void)?>(nil)
+    /// (In a struct: a function value kept directly in a `Mutex` piles up re-abstraction thunks
+    /// each time it passes `inout` through `locked`, making each report slower than the last.)
+    nonisolated let diagnosticsHandlerBox = Mutex(DiagnosticsHandlerSlot(call: nil))
     /// Who listens to ``persistenceUpdates``.
     nonisolated let statusListeners = Mutex(StatusListeners())
     /// Persistence work owned by the store's executor.
