@@ -496,21 +496,27 @@ struct ModelAttackTests {
         #expect(try Data(contentsOf: url) == before)
     }
 
-    @Test func aStringXMLCannotCarryLeavesTheFileIntactOrIsWrittenReadably() throws {
+    @Test func aStringXMLCannotCarryMakesTheFileBinaryUnlessXMLWasAskedFor() throws {
+        DiagnosticsRecorder.start()
         let dir = try TemporaryDirectory()
         let url = dir.file("esc.plist")
         try PlistValue.dictionary(["name": "Ada", "extra": 1]).write(to: url)
-        let before = try Data(contentsOf: url)
         var model = try AttackPlain.load(from: url)
         model.name = "\u{1B}]0;title\u{07}"
-        do {
-            try model.save(to: url)
-            #expect(try AttackPlain.load(from: url) == model)   // written: it must read back
-            #expect(try stored(url)["extra"] == 1)
-        } catch {
-            #expect("\(error)".contains(url.path), "unclear: \(error)")
-            #expect(try Data(contentsOf: url) == before)
+        // XML asked for by name: refused, naming the file; the file is left as it was.
+        let before = try Data(contentsOf: url)
+        #expect {
+            try model.save(to: url, format: .xml)
+        } throws: { error in
+            "\(error)".contains(url.path)
         }
+        #expect(try Data(contentsOf: url) == before)
+        // XML by the file's format: the file becomes binary, reported, and reads back whole.
+        try model.save(to: url)
+        #expect(try Data(contentsOf: url).starts(with: Array("bplist00".utf8)))
+        #expect(try AttackPlain.load(from: url) == model)
+        #expect(try stored(url)["extra"] == 1)
+        #expect(!DiagnosticsRecorder.diagnostics(containing: "\(url.path): saved as a binary property list").isEmpty)
     }
 
     // MARK: Files

@@ -70,12 +70,23 @@ extension SettingsModel {
             }
         }
         let (dictionary, memory) = try ModelArchive<Self>.saving(self, over: existing, memory: remembered, source: target)
-        let written = format ?? existingFormat ?? .xml
+        // XML asked for by name is XML or an error; a file that is XML by default or by its
+        // existing format becomes binary when XML cannot carry a value (as the store's file does).
         let bytes: Data
-        do {
-            bytes = try PlistValue.dictionary(dictionary).encoded(as: written)
-        } catch {
-            throw SettingsError(.invalidFile, path: target, detail: "not saved: \(PlistError.reason(error))")
+        let written: PlistFormat
+        if let format {
+            do {
+                bytes = try PlistValue.dictionary(dictionary).encoded(as: format)
+            } catch {
+                throw SettingsError(.invalidFile, path: target, detail: "not saved: \(PlistError.reason(error))")
+            }
+            written = format
+        } else {
+            let encoded = try SettingsFile.encode(dictionary, as: existingFormat ?? .xml, for: target)
+            (bytes, written) = (encoded.bytes, encoded.format)
+            if let reason = encoded.fellBack {
+                SettingsDiagnostics.report(SettingsDiagnostic(.fileError, SettingsFile.binaryFallbackMessage(target, reason)))
+            }
         }
         if let identity, var problem = malformed {
             let destination: String?

@@ -277,25 +277,36 @@ struct SettingsFile {
     /// than tab, line feed and carriage return): rather than never saving again, the file
     /// becomes binary, which every reader of property lists reads, and that is reported once.
     private mutating func encode(_ dictionary: PlistDictionary, for target: String) throws(SettingsError) -> Data {
+        let encoded = try Self.encode(dictionary, as: format, for: target)
+        format = encoded.format
+        if let reason = encoded.fellBack, !reportedBinaryFallback {
+            reportedBinaryFallback = true
+            diagnostics.append(SettingsDiagnostic(.fileError, Self.binaryFallbackMessage(target, reason)))
+        }
+        return encoded.bytes
+    }
+
+    /// `dictionary` as `format`; when that is XML and XML cannot carry a value in it, as binary
+    /// instead, with the reason in `fellBack`. Shared by the store's file and model files.
+    static func encode(_ dictionary: PlistDictionary, as format: PlistFormat, for target: String)
+        throws(SettingsError) -> (bytes: Data, format: PlistFormat, fellBack: String?) {
         do {
-            return try PlistValue.dictionary(dictionary).encoded(as: format)
+            return (try PlistValue.dictionary(dictionary).encoded(as: format), format, nil)
         } catch {
             guard format == .xml else {
-                throw SettingsError(.invalidFile, path: target, detail: "not saved: \(error)")
+                throw SettingsError(.invalidFile, path: target, detail: "not saved: \(PlistError.reason(error))")
             }
             do {
-                let bytes = try PlistValue.dictionary(dictionary).encoded(as: .binary)
-                format = .binary
-                if !reportedBinaryFallback {
-                    reportedBinaryFallback = true
-                    diagnostics.append(SettingsDiagnostic(
-                        .fileError, "\(target): saved as a binary property list, because XML cannot carry a value in it (\(error))"))
-                }
-                return bytes
+                return (try PlistValue.dictionary(dictionary).encoded(as: .binary), .binary, "\(error)")
             } catch {
-                throw SettingsError(.invalidFile, path: target, detail: "not saved: \(error)")
+                throw SettingsError(.invalidFile, path: target, detail: "not saved: \(PlistError.reason(error))")
             }
         }
+    }
+
+    /// The diagnostic for a file saved as binary because XML could not carry it.
+    static func binaryFallbackMessage(_ target: String, _ reason: String) -> String {
+        "\(target): saved as a binary property list, because XML cannot carry a value in it (\(reason))"
     }
 
     /// Moves a malformed file to `NAME.corrupt-<UTC timestamp>` beside it (the lock is held and
