@@ -45,6 +45,14 @@ final class SyncEngine {
 
     var me: UUID { state.device }
 
+    /// `SETTINGS_SYNC_DEBUG=1`: a trace of the engine on stderr.
+    static let debug = ProcessInfo.processInfo.environment["SETTINGS_SYNC_DEBUG"] == "1"
+
+    func trace(_ message: @autoclosure () -> String) {
+        guard Self.debug else { return }
+        FileHandle.standardError.write(Data("sync[\(getpid())] \(Date().timeIntervalSince1970): \(message())\n".utf8))
+    }
+
     // MARK: Clock
 
     var nowMs: Int64 { Int64((Date().timeIntervalSince1970 * 1000).rounded()) + state.clockOffsetMs }
@@ -105,6 +113,7 @@ final class SyncEngine {
             do {
                 try await session { backoff = .milliseconds(100) }
             } catch {
+                trace("session ended: \(Self.describe(error))")
                 if Task.isCancelled { break }
                 let reason = Self.describe(error)
                 sync.setStatus(.offline(reason: reason))
@@ -309,12 +318,19 @@ final class SyncEngine {
 
     /// Local changes, pull to the end, push what is pending, pull again (our own push).
     func cycle(_ conn: PostgresConnection, dirty: Set<SettingsKey>?) async throws {
+        trace("cycle dirty=\(dirty.map { String($0.count) } ?? "all")")
         processDirty(keys: dirty)
+        trace("pull from \(state.cursorSeq)")
         try await pullAll(conn)
         if hasPending {
-            try await pushAll(conn)
-            try await pullAll(conn)
+            trace("push")
+            let lastPush = try await pushAll(conn)
+            if state.cursorSeq < lastPush {  // others pushed meanwhile: pull past our own rows
+                trace("pull after push from \(state.cursorSeq)")
+                try await pullAll(conn)
+            }
         }
+        trace("cycle done at \(state.cursorSeq)")
         if state.cursorSeq > 0, ContinuousClock.now - lastCheckIn > .seconds(60) {
             let logger = self.logger, app = sync.app, me = self.me, seq = state.cursorSeq
             _ = try await Self.timed(conn, .seconds(5), "check-in") {
@@ -360,19 +376,27 @@ final class SyncEngine {
             let seq = state.cursorSeq, key = state.cursorKey
             let rows: [Row] = try await Self.timed(conn, .seconds(15), "pull") {
                 var out: [Row] = []
-                let result = try await conn.query("""
-                    SELECT key, value, hlc, device, seq FROM settings_sync_entries
-                    WHERE space = \(app) AND (seq, key) > (\(seq), \(key)) ORDER BY seq, key LIMIT 2000
-                    """, logger: logger)
+                // An empty cursor key means every row of `seq` was seen.
+                let result = key.isEmpty
+                    ? try await conn.query("""
+                        SELECT key, value, hlc, device, seq FROM settings_sync_entries
+                        WHERE space = \(app) AND seq > \(seq) ORDER BY seq, key LIMIT 2000
+                        """, logger: logger)
+                    : try await conn.query("""
+                        SELECT key, value, hlc, device, seq FROM settings_sync_entries
+                        WHERE space = \(app) AND (seq, key) > (\(seq), \(key)) ORDER BY seq, key LIMIT 2000
+                        """, logger: logger)
                 for try await r in result.decode((String, ByteBuffer?, Int64, UUID, Int64).self) {
                     out.append((r.0, r.1, r.2, r.3, r.4))
                 }
                 return out
             }
             guard let last = rows.last else { return }
+            trace("pulled \(rows.count) rows")
             try await applyPage(rows)
             state.cursorSeq = last.seq
-            state.cursorKey = last.key
+            // A short page is the end: every row of `last.seq` is seen (a later change gets a new seq).
+            state.cursorKey = rows.count < SyncLimits.pullPage ? "" : last.key
             try await saveState()
             if rows.count < SyncLimits.pullPage { return }
         }
@@ -485,7 +509,10 @@ final class SyncEngine {
 
     // MARK: Push
 
-    func pushAll(_ conn: PostgresConnection) async throws {
+    /// Pushes every pending leaf; returns the last change number handed out (0: none).
+    @discardableResult
+    func pushAll(_ conn: PostgresConnection) async throws -> Int64 {
+        var lastChange: Int64 = 0
         var batch: [(path: String, bytes: ByteBuffer, hlc: Int64, deleted: Bool)] = []
         let liveCount = state.leaves.values.count(where: { $0.digest != nil && $0.state != .rejected })
         for (path, reg) in state.leaves.sorted(by: { $0.key < $1.key }) where reg.state == .pending {
@@ -523,9 +550,9 @@ final class SyncEngine {
         while start < batch.count {
             let chunk = Array(batch[start..<min(start + SyncLimits.pushBatch, batch.count)])
             start += chunk.count
-            let superseded: Set<String>
+            let superseded: Set<String>, changeSeq: Int64
             do {
-                superseded = try await push(conn, chunk)
+                (changeSeq, superseded) = try await push(conn, chunk)
             } catch let error as PSQLError where error.serverInfo?[.sqlState] == "22008" {
                 // Our clock ran ahead of the server's: re-stamp and retry once.
                 state.lastHLC = nowMs << 16
@@ -534,8 +561,12 @@ final class SyncEngine {
                     state.leaves[item.path]?.hlc = hlc
                     return (item.path, item.bytes, hlc, item.deleted)
                 }
-                superseded = try await push(conn, restamped)
+                (changeSeq, superseded) = try await push(conn, restamped)
             }
+            // Nobody pushed between our cursor and this push: its rows are ours, no need to pull them.
+            lastChange = changeSeq
+            if changeSeq == state.cursorSeq + 1, state.cursorKey.isEmpty { state.cursorSeq = changeSeq }
+            trace("pushed \(chunk.count), superseded \(superseded.count)")
             for item in chunk {
                 guard var reg = state.leaves[item.path], reg.state == .pending else { continue }
                 reg.state = superseded.contains(item.path) ? .superseded : .synced
@@ -543,20 +574,23 @@ final class SyncEngine {
             }
             try await saveState()
         }
+        return lastChange
     }
 
-    func push(_ conn: PostgresConnection, _ chunk: [(path: String, bytes: ByteBuffer, hlc: Int64, deleted: Bool)]) async throws -> Set<String> {
+    func push(_ conn: PostgresConnection, _ chunk: [(path: String, bytes: ByteBuffer, hlc: Int64, deleted: Bool)]) async throws -> (Int64, Set<String>) {
         let logger = self.logger, app = sync.app, me = self.me
         let keys = chunk.map(\.path), values = chunk.map(\.bytes), hlcs = chunk.map(\.hlc), deleted = chunk.map(\.deleted)
         return try await Self.timed(conn, .seconds(30), "push") {
             var superseded: Set<String> = []
+            var changeSeq: Int64 = 0
             let rows = try await conn.query("""
                 SELECT change_seq, superseded_key FROM settings_sync_push(\(app), \(me), \(keys), \(values), \(hlcs), \(deleted))
                 """, logger: logger)
-            for try await (_, key) in rows.decode((Int64, String?).self) {
+            for try await (seq, key) in rows.decode((Int64, String?).self) {
+                changeSeq = seq
                 if let key { superseded.insert(key) }
             }
-            return superseded
+            return (changeSeq, superseded)
         }
     }
 
@@ -567,22 +601,30 @@ final class SyncEngine {
 
     // MARK: Helpers
 
-    /// Runs `body`, closing the connection (which fails the query) if it takes longer than `limit`.
+    /// Runs `body`, closing the connection (which fails the query) if it takes longer than
+    /// `limit` or the task is cancelled. Does not wait for an abandoned `body`: postgres-nio
+    /// can leave a query written to a closed channel unanswered forever.
     static func timed<T: Sendable>(
         _ conn: PostgresConnection, _ limit: Duration, _ what: String, _ body: @escaping @Sendable () async throws -> T
     ) async throws -> T {
-        try await withThrowingTaskGroup(of: T?.self) { group in
-            group.addTask { try await body() }
-            group.addTask {
-                try await Task.sleep(for: limit)
-                return nil
+        if Task.isCancelled || conn.isClosed { throw SyncConnectionError(description: "connection closed before \(what)") }
+        let once = OneShot<T>()
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
+                once.set(continuation)
+                let timer = Task {
+                    try await Task.sleep(for: limit)
+                    if once.resume(.failure(SyncConnectionError(description: "\(what) timed out after \(limit)"))) { closeNow(conn) }
+                }
+                Task {
+                    let result: Result<T, any Error>
+                    do { result = .success(try await body()) } catch { result = .failure(error) }
+                    once.resume(result)
+                    timer.cancel()
+                }
             }
-            defer { group.cancelAll() }
-            guard let first = try await group.next(), let value = first else {
-                Self.closeNow(conn)
-                throw SyncConnectionError(description: "\(what) timed out after \(limit)")
-            }
-            return value
+        } onCancel: {
+            if once.resume(.failure(CancellationError())) { closeNow(conn) }
         }
     }
 
@@ -641,5 +683,42 @@ final class SyncEngine {
         }
         if let e = error as? SettingsSyncError { return e.description }
         return String(describing: error).replacingOccurrences(of: "\n", with: " ")
+    }
+}
+
+/// A continuation resumed once, by whichever of several racers comes first.
+final class OneShot<T: Sendable>: Sendable {
+    private struct State {
+        var continuation: CheckedContinuation<T, any Error>?
+        var early: Result<T, any Error>?
+        var done = false
+    }
+    private let state = Mutex(State())
+
+    func set(_ continuation: CheckedContinuation<T, any Error>) {
+        let early = state.withLock { s -> Result<T, any Error>? in
+            if let e = s.early { return e }
+            s.continuation = continuation
+            return nil
+        }
+        if let early { continuation.resume(with: early) }
+    }
+
+    /// Resumes with `result` if nobody did; returns whether this call did.
+    @discardableResult
+    func resume(_ result: Result<T, any Error>) -> Bool {
+        let continuation = state.withLock { s -> CheckedContinuation<T, any Error>?? in
+            guard !s.done else { return .none }
+            s.done = true
+            guard let c = s.continuation else {
+                s.early = result
+                return .some(nil)
+            }
+            s.continuation = nil
+            return .some(c)
+        }
+        guard case .some(let c) = continuation else { return false }
+        c?.resume(with: result)
+        return true
     }
 }
