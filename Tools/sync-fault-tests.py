@@ -314,6 +314,7 @@ class Proc:
             self.kill()
             raise TestFailure(f"{self.label} did not finish in {timeout:.0f}s: {self.tail()}")
         self.reader.join(timeout=5)
+        self.save()
         return code
 
     def kill(self, sig=signal.SIGKILL):
@@ -338,6 +339,12 @@ class Proc:
                 self.p.wait(timeout=5)
         self.reader.join(timeout=5)
         self.err_file.close()
+        self.save()
+
+    def save(self):
+        """Keeps stdout beside stderr in the device's directory, for a look after a failure."""
+        with open(self.err_path[:-len(".stderr")] + ".stdout", "w") as f:
+            f.writelines(f"{ns} {line}\n" for ns, line in self.snapshot())
 
     def tail(self):
         out = " | ".join(line for _, line in self.snapshot()[-3:])
@@ -401,15 +408,34 @@ def done(proc):
     return any(line == "DONE" for _, line in proc.snapshot())
 
 
-def recvs(proc):
-    """[(key, recv_ns, value)] of a watch process."""
+DICT_ENTRY = re.compile(r'"((?:[^"\\]|\\.)*)": "((?:[^"\\]|\\.)*)"')
+
+
+def recvs_of(lines):
+    """[(key, recv_ns, value)] from a watch process's lines. A change that created a dictionary is
+    announced at the dictionary's key, with the dictionary as its value (`["k0": "v", ...]`): it is
+    expanded into its leaves."""
     out = []
-    for _, line in proc.snapshot():
+    for _, line in lines:
         if line.startswith("RECV "):
             parts = line.split(" ", 3)
             if len(parts) == 4 and parts[2].isdigit():
-                out.append((parts[1], int(parts[2]), parts[3]))
+                key, ns, value = parts[1], int(parts[2]), parts[3]
+                if value.startswith("[") and value.endswith("]"):
+                    entries = DICT_ENTRY.findall(value)
+                    if entries:
+                        out.extend((f"{key}/{k}", ns, v) for k, v in entries)
+                        continue
+                out.append((key, ns, value))
     return out
+
+
+def recvs(proc):
+    return recvs_of(proc.snapshot())
+
+
+def recv_keys(lines):
+    return {k for k, _, _ in recvs_of(lines)}
 
 
 def statuses(proc):
@@ -759,7 +785,7 @@ def test_latency(h):
                     timeout=300)
     if code != 0:
         raise TestFailure(f"A's write failed: {p.tail()}")
-    w.wait_until(lambda lines: len({l.split(" ", 3)[1] for _, l in lines if l.startswith("RECV lat/")}) >= n, 15)
+    w.wait_until(lambda lines: len({k for k in recv_keys(lines) if k.startswith("lat/")}) >= n, 15)
     alive = w.alive()
     first = {}
     for key, ns, value in recvs(w):
@@ -801,8 +827,7 @@ def _offline_converged(watchers, devices, tag, edits, t0_ns, timeout):
         others = [o for o in devices if o is not d]
         want[w.label] = {f"{tag}{o.name}/k{j}" for o in others for j in range(edits)}
     for w in watchers:
-        w.wait_until(lambda lines, w=w: want[w.label] <= {l.split(" ", 3)[1] for _, l in lines
-                                                          if l.startswith("RECV ")}, timeout)
+        w.wait_until(lambda lines, w=w: want[w.label] <= recv_keys(lines), timeout)
     last, first, missing = 0, None, 0
     for w in watchers:
         got = {}
@@ -953,9 +978,8 @@ def test_kill(h):
             if have is None or have < want:
                 lost.append(f"{name}: {key} = {layer.get(key)!r}, acknowledged r{want[0]}:{want[1]}")
     # the watcher saw every change once and in write order (an old value applied again is a duplicate)
-    watch.wait_until(lambda lines: all(
-        any(l.startswith(f"RECV {k} ") and l.split(" ", 3)[3] == server.get(k) for _, l in lines)
-        for k in server if k.startswith("kill/")), 20)
+    watch.wait_until(lambda lines: {(k, v) for k, v in server.items() if k.startswith("kill/")}
+                     <= {(k, v) for k, _, v in recvs_of(lines)}, 20)
     seen = {}
     dups = []
     for key, _, value in recvs(watch):
@@ -1064,13 +1088,13 @@ def test_badrows(h):
     planter = uuid.uuid4()
     h.psql(plant_sql(space, rows, planter))
     want1 = {k for k, _, _ in good}
-    watch.wait_until(lambda lines: want1 <= {l.split(" ", 3)[1] for _, l in lines if l.startswith("RECV ")}, 15)
+    watch.wait_until(lambda lines: want1 <= recv_keys(lines), 15)
     # a second push of good rows: the bad ones must not be reported again
     good2 = [(f"good/m{j}", plistlib.dumps(f"good2:{j}:{time.time_ns()}", fmt=plistlib.FMT_BINARY),
               (time.time_ns() // 1_000_000) << 16) for j in range(5)]
     h.psql(plant_sql(space, good2, planter))
     want2 = want1 | {k for k, _, _ in good2}
-    watch.wait_until(lambda lines: want2 <= {l.split(" ", 3)[1] for _, l in lines if l.startswith("RECV ")}, 15)
+    watch.wait_until(lambda lines: want2 <= recv_keys(lines), 15)
     received = {k for k, _, _ in recvs(watch)}
     alive = watch.alive()
     watch.stop()
@@ -1126,7 +1150,7 @@ def test_takeover(h):
     times = []
     for r in range(rounds):
         standby = D.start("sync", "--seconds", 600)
-        hit = standby.wait_line(lambda line: line.startswith("STATUS "), 30)
+        hit = standby.wait_line(lambda line: line.startswith(("STATUS standby", "STATUS uptodate")), 30)
         if not hit or not hit[2].startswith("STATUS standby"):
             raise TestFailure(f"round {r}: second process did not stand by: {hit and hit[2]!r} {standby.tail()}")
         start = len(standby.snapshot())
