@@ -56,6 +56,7 @@ let package = Package(
                 .product(name: "Settings", package: "Settings"),
                 .product(name: "SettingsPlist", package: "Settings"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: upcoming
         ),

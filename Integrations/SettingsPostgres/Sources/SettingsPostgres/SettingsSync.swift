@@ -47,6 +47,8 @@ public final class SettingsSync: Sendable, Observable {
         var requested = 0
         var waiters: [(ticket: Int, continuation: CheckedContinuation<Void, any Error>)] = []
         var nextSubscriber = 0
+        var conflictCount = 0
+        var problemCount = 0
         var statusSubscribers: [Int: AsyncStream<SettingsSyncStatus>.Continuation] = [:]
         var conflictSubscribers: [Int: AsyncStream<SettingsSyncConflict>.Continuation] = [:]
         var problemSubscribers: [Int: AsyncStream<SettingsSyncError>.Continuation] = [:]
@@ -284,12 +286,18 @@ public final class SettingsSync: Sendable, Observable {
     }
 
     func report(_ conflict: SettingsSyncConflict) {
-        let subs = shared.withLock { Array($0.conflictSubscribers.values) }
+        let subs = shared.withLock { s in
+            s.conflictCount += 1
+            return Array(s.conflictSubscribers.values)
+        }
         for c in subs { c.yield(conflict) }
     }
 
     func report(_ problem: SettingsSyncError) {
-        let subs = shared.withLock { Array($0.problemSubscribers.values) }
+        let subs = shared.withLock { s in
+            s.problemCount += 1
+            return Array(s.problemSubscribers.values)
+        }
         for c in subs { c.yield(problem) }
     }
 
@@ -318,6 +326,9 @@ public final class SettingsSync: Sendable, Observable {
             return (s.wake, s.dirty)
         }
     }
+
+    /// How many conflicts and problems were reported so far (for tests).
+    var reportedCounts: (conflicts: Int, problems: Int) { shared.withLock { ($0.conflictCount, $0.problemCount) } }
 
     var requestedRounds: Int { shared.withLock { $0.requested } }
 

@@ -513,6 +513,10 @@ final class SyncEngine {
     @discardableResult
     func pushAll(_ conn: PostgresConnection) async throws -> Int64 {
         var lastChange: Int64 = 0
+        // What we push must be durable here first: otherwise a crash leaves a state file that
+        // calls synced a value the settings file never got, and the next start would push its
+        // removal everywhere.
+        try await store.flush()
         var batch: [(path: String, bytes: ByteBuffer, hlc: Int64, deleted: Bool)] = []
         let liveCount = state.leaves.values.count(where: { $0.digest != nil && $0.state != .rejected })
         for (path, reg) in state.leaves.sorted(by: { $0.key < $1.key }) where reg.state == .pending {

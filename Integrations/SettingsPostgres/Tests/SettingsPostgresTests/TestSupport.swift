@@ -3,6 +3,8 @@ import Settings
 import SettingsPlist
 import Synchronization
 import Testing
+import PostgresNIO
+import Logging
 @testable import SettingsPostgres
 
 /// The server from `test-server.sh`; tests skip (with this message) when it is not set.
@@ -30,10 +32,13 @@ final class TestDevice: Sendable {
     let sync: SettingsSync
     let task: Task<Void, Never>
 
-    init(app: String, dir: URL? = nil, scope: SettingsSyncScope = .all, url: String? = TestServer.url, start: Bool = true) throws {
+    init(
+        app: String, dir: URL? = nil, scope: SettingsSyncScope = .all, url: String? = TestServer.url,
+        autosave: Duration? = .milliseconds(50), start: Bool = true
+    ) throws {
         let dir = try dir ?? temporaryDirectory()
         self.dir = dir
-        store = SettingsStore.file(dir.appending(path: "settings.plist"))
+        store = SettingsStore.file(dir.appending(path: "settings.plist"), autosaveDelay: autosave)
         sync = try SettingsSync.postgres(url: url ?? "", store: store, app: app, scope: scope)
         let sync = self.sync
         task = Task { if start { await sync.run() } }
@@ -72,4 +77,33 @@ final class Collector<Element: Sendable>: Sendable {
     }
 
     var all: [Element] { items.list.withLock { $0 } }
+}
+
+/// A direct connection to the test server, for planting rows and reading counters.
+func withTestConnection<T: Sendable>(_ body: (PostgresConnection) async throws -> T) async throws -> T {
+    let env = ProcessInfo.processInfo.environment
+    let config = PostgresConnection.Configuration(
+        host: env["SETTINGS_PG_HOST"] ?? "127.0.0.1", port: Int(env["SETTINGS_PG_PORT"] ?? "") ?? 5432,
+        username: env["SETTINGS_PG_USER"] ?? "settings", password: env["SETTINGS_PG_PASSWORD"],
+        database: env["SETTINGS_PG_DATABASE"], tls: .disable)
+    let conn = try await PostgresConnection.connect(configuration: config, id: 1, logger: Logger(label: "tests"))
+    do {
+        let result = try await body(conn)
+        try await conn.close()
+        return result
+    } catch {
+        try? await conn.close()
+        throw error
+    }
+}
+
+/// The space's last change number on the server.
+func serverSeq(_ app: String) async throws -> Int64 {
+    try await withTestConnection { conn in
+        var seq: Int64 = 0
+        for try await s in try await conn.query("SELECT seq FROM settings_sync_spaces WHERE space = \(app)", logger: Logger(label: "tests")).decode(Int64.self) {
+            seq = s
+        }
+        return seq
+    }
 }
