@@ -300,7 +300,8 @@ class Proc:
             return list(self.lines)
 
     def stderr(self):
-        self.err_file.flush()
+        if not self.err_file.closed:
+            self.err_file.flush()
         with open(self.err_path, "rb") as f:
             return f.read().decode(errors="replace")
 
@@ -650,7 +651,7 @@ def test_converge(h):
     writes = 100 if a.small else 1000
     shared = 20 if a.small else 100
     unique = max(1, writes // 10)
-    interval = a.interval_ms
+    interval = a.interval_ms if a.interval_ms is not None else (50 if a.small else 5)
     app = h.app("converge")
     proxy = Proxy(h.host, h.port)
     url = proxy.url(h.url)
@@ -662,7 +663,7 @@ def test_converge(h):
         # shared keys first, then keys no other device writes; each `write` ends synchronised (DONE)
         for prefix, count, keys in (("shared", writes, shared), (f"u{d.name}", unique, unique)):
             p = d.start("write", "--count", count, "--keys", keys, "--prefix", prefix, "--tag", d.name,
-                        "--interval-ms", interval)
+                        "--interval-ms", interval + 2 * int(d.name[1:]))   # staggered: last writes spread out
             procs[d.name].append((prefix, count, keys, p))
             try:
                 code = p.wait(300)
@@ -1190,7 +1191,8 @@ def test_blackhole(h):
         p, code = W.run("write", "--count", 1, "--keys", 1, "--prefix", "bh", "--tag", "W", timeout=60)
         if code != 0:
             raise TestFailure(f"writer failed: {p.tail()}")
-        hit = watch.wait_line(lambda line: line.startswith("RECV bh/k0 "), 45, start=start)
+        watch.wait_until(lambda lines: "bh/k0" in recv_keys(lines[start:]), 45)
+        hit = next(((None, ns, k) for k, ns, _ in recvs_of(watch.snapshot()[start:]) if k == "bh/k0"), None)
         st = watch.wait_line(lambda line: line.startswith("STATUS uptodate"), 1, start=start)
     finally:
         proxy.close()
@@ -1221,7 +1223,8 @@ def main():
     parser.add_argument("--keep", action="store_true", help="keep work directories of passing tests too")
     parser.add_argument("--kills", type=int, help="kill runs (default 200, small 20)")
     parser.add_argument("--max-kill-delay", type=float, default=1.2, help="longest wait before a SIGKILL, seconds")
-    parser.add_argument("--interval-ms", type=int, default=5, help="pause between a converge device's writes")
+    parser.add_argument("--interval-ms", type=int,
+                        help="pause between a converge device's writes (default 5, small 50; +2 per device)")
     parser.add_argument("--tie-ms", type=int, default=50,
                         help="writes of one key closer than this are not ordered by the converge check")
     parser.add_argument("--server-stop-s", type=float, default=10.0)
