@@ -43,7 +43,8 @@ public final class SettingsSync: Sendable, Observable {
         var task: Task<Void, Never>?
         var events: AsyncStream<SyncEvent>.Continuation?
         var wake: SyncWake = []
-        var dirty: Set<SettingsKey> = []
+        /// Changed leaves and when they changed (unix ms, this machine's clock).
+        var dirty: [SettingsKey: Int64] = [:]
         var requested = 0
         var waiters: [(ticket: Int, continuation: CheckedContinuation<Void, any Error>)] = []
         var nextSubscriber = 0
@@ -310,9 +311,15 @@ public final class SettingsSync: Sendable, Observable {
         continuation?.yield(.wake)
     }
 
-    func noteLocal(_ keys: [SettingsKey]) {
+    /// Records local changes with the time they happened: their clocks are stamped from it, so
+    /// an edit made while offline or while the engine was busy keeps its place in time.
+    func noteLocal(_ keys: [SettingsKey], keepingEarlier: Bool = false) {
+        let now = Int64((Date().timeIntervalSince1970 * 1000).rounded())
         let continuation = shared.withLock { s -> AsyncStream<SyncEvent>.Continuation? in
-            s.dirty.formUnion(keys)
+            for key in keys {
+                if keepingEarlier, s.dirty[key] != nil { continue }
+                s.dirty[key] = now
+            }
             let first = s.wake.isEmpty
             s.wake.insert(.local)
             return first ? s.events : nil
@@ -320,9 +327,9 @@ public final class SettingsSync: Sendable, Observable {
         continuation?.yield(.wake)
     }
 
-    func takeWake() -> (SyncWake, Set<SettingsKey>) {
+    func takeWake() -> (SyncWake, [SettingsKey: Int64]) {
         shared.withLock { s in
-            defer { s.wake = []; s.dirty = [] }
+            defer { s.wake = []; s.dirty = [:] }
             return (s.wake, s.dirty)
         }
     }

@@ -57,9 +57,11 @@ final class SyncEngine {
 
     var nowMs: Int64 { Int64((Date().timeIntervalSince1970 * 1000).rounded()) + state.clockOffsetMs }
 
-    /// A new write's clock: `max(last + 1, now << 16)`.
-    func tick() -> Int64 {
-        let next = max(state.lastHLC + 1, nowMs << 16)
+    /// A new write's clock: `max(last + 1, now << 16)`, or from the time the change happened
+    /// (`unixMs`, this machine's clock, corrected by the server offset).
+    func tick(at unixMs: Int64? = nil) -> Int64 {
+        let ms = unixMs.map { $0 + state.clockOffsetMs } ?? nowMs
+        let next = max(state.lastHLC + 1, ms << 16)
         state.lastHLC = next
         return next
     }
@@ -93,7 +95,7 @@ final class SyncEngine {
         await loadState()
         sync.setDevice(state.device)
         reconcileApplying()
-        processDirty(keys: nil)
+        processDirty([:], full: true)
         try? await saveState()
 
         // 3. A tick every second drives keep-alives and timeouts.
@@ -170,27 +172,30 @@ final class SyncEngine {
         return v
     }
 
-    /// Compares the given keys (or, for `nil`, every user-layer leaf and every known leaf) with
-    /// their registers: a changed digest makes the leaf pending with a fresh clock.
-    func processDirty(keys: Set<SettingsKey>?) {
-        var candidates: [SettingsKey: PlistValue?] = [:]
-        if let keys {
-            for key in keys { candidates[key] = .some(leafValue(key)) }
-        } else {
-            forEachLeaf(store.contents(of: .user)) { key, value in candidates[key] = .some(value) }
-            for path in state.leaves.keys {
-                let key = SettingsKey(path)
-                if candidates[key] == nil { candidates[key] = .some(leafValue(key)) }
-            }
-        }
-        for (key, value) in candidates where sync.scope.includes(key) {
+    /// Compares the changed keys (stamped with the time they changed) and, when `full`, every
+    /// user-layer leaf and every known leaf, with their registers: a changed digest makes the
+    /// leaf pending with a fresh clock.
+    func processDirty(_ changed: [SettingsKey: Int64], full: Bool) {
+        func check(_ key: SettingsKey, _ value: PlistValue?, at unixMs: Int64?) {
+            guard sync.scope.includes(key) else { return }
             let digest = LeafDigest.of(value)
             if let reg = state.leaves[key.path] {
-                if reg.state == .applying || reg.digest == digest { continue }
+                if reg.state == .applying || reg.digest == digest { return }
             } else if digest == nil {
-                continue
+                return
             }
-            state.leaves[key.path] = LeafRegister(hlc: tick(), device: me, digest: digest, state: .pending)
+            state.leaves[key.path] = LeafRegister(hlc: tick(at: unixMs), device: me, digest: digest, state: .pending)
+        }
+        for (key, ms) in changed.sorted(by: { $0.value < $1.value }) { check(key, leafValue(key), at: ms) }
+        guard full else { return }
+        var seen: Set<String> = []
+        forEachLeaf(store.contents(of: .user)) { key, value in
+            seen.insert(key.path)
+            check(key, value, at: nil)
+        }
+        for path in state.leaves.keys where !seen.contains(path) {
+            let key = SettingsKey(path)
+            check(key, leafValue(key), at: nil)
         }
     }
 
@@ -260,7 +265,7 @@ final class SyncEngine {
         try await checkHorizon(conn)
         var ticket = sync.requestedRounds
         var wake = sync.takeWake()
-        try await cycle(conn, dirty: nil)
+        try await cycle(conn, dirty: wake.1, full: true)
         sync.completeRounds(upTo: ticket)
         sync.setStatus(.upToDate(seq: state.cursorSeq))
         connected()
@@ -285,7 +290,7 @@ final class SyncEngine {
                     // Debounce: a burst of writes becomes one push.
                     try await Task.sleep(for: .milliseconds(20))
                     let more = sync.takeWake()
-                    wake.1.formUnion(more.1)
+                    wake.1.merge(more.1) { _, later in later }
                     if more.0.contains(.sync) { full = true; ticket = sync.requestedRounds }
                 }
             case .tick:
@@ -300,13 +305,14 @@ final class SyncEngine {
                 continue
             }
             if full {
-                try await cycle(conn, dirty: nil)
+                try await cycle(conn, dirty: wake.1, full: true)
                 sync.completeRounds(upTo: ticket)
             } else if pull {
-                try await cycle(conn, dirty: [])
+                try await cycle(conn, dirty: [:], full: false)
             } else {
-                try await cycle(conn, dirty: wake.1)
+                try await cycle(conn, dirty: wake.1, full: false)
             }
+            wake.1 = [:]
             lastActivity = ContinuousClock.now
             sync.setStatus(.upToDate(seq: state.cursorSeq))
         }
@@ -317,9 +323,9 @@ final class SyncEngine {
     }
 
     /// Local changes, pull to the end, push what is pending, pull again (our own push).
-    func cycle(_ conn: PostgresConnection, dirty: Set<SettingsKey>?) async throws {
-        trace("cycle dirty=\(dirty.map { String($0.count) } ?? "all")")
-        processDirty(keys: dirty)
+    func cycle(_ conn: PostgresConnection, dirty: [SettingsKey: Int64], full: Bool) async throws {
+        trace("cycle dirty=\(dirty.count)\(full ? " + all" : "")")
+        processDirty(dirty, full: full)
         trace("pull from \(state.cursorSeq)")
         try await pullAll(conn)
         if hasPending {
@@ -504,7 +510,7 @@ final class SyncEngine {
             // against it when processed, and wins with a newer clock.
             state.leaves[item.key.path] = LeafRegister(hlc: item.hlc, device: item.device, digest: item.digest, state: .synced)
         }
-        if !skipped.isEmpty { sync.noteLocal(Array(skipped)) }
+        if !skipped.isEmpty { sync.noteLocal(Array(skipped), keepingEarlier: true) }
     }
 
     // MARK: Push
