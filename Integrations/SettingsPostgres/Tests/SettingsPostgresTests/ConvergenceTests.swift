@@ -226,6 +226,44 @@ struct ConvergenceTests {
         await a.stop()
     }
 
+    /// Regression: edits made while offline were stamped when the connection came back, so an
+    /// older offline edit beat a newer one made meanwhile on another device.
+    @Test func anOfflineEditKeepsItsPlaceInTime() async throws {
+        let app = uniqueApp()
+        let env = ProcessInfo.processInfo.environment
+        let role = "dev_\(UUID().uuidString.prefix(8).lowercased())"
+        let logger = Logger(label: "tests")
+        try await withTestConnection(superuser: true) { conn in
+            try await conn.query(PostgresQuery(unsafeSQL: "CREATE ROLE \(role) LOGIN PASSWORD 'x' IN ROLE settings"), logger: logger)
+        }
+        let port = env["SETTINGS_PG_PORT"] ?? "5432", database = env["SETTINGS_PG_DATABASE"] ?? "settings"
+        let a = try TestDevice(app: app, url: "postgres://\(role):x@127.0.0.1:\(port)/\(database)")
+        let b = try TestDevice(app: app)
+        a.store["k"] = "first"
+        try await a.synchronize()
+        try await b.synchronize()
+        var statuses = a.sync.statusUpdates.makeAsyncIterator()
+        try await withTestConnection(superuser: true) { conn in   // A goes offline and stays so
+            try await conn.query(PostgresQuery(unsafeSQL: "ALTER ROLE \(role) NOLOGIN"), logger: logger)
+            try await conn.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = \(role)", logger: logger)
+        }
+        while let s = await statuses.next() {
+            if case .offline = s { break }
+        }
+        a.store["k"] = "older, offline"
+        try await Task.sleep(for: .milliseconds(20))   // not synchronisation: B's edit must be later in time
+        b.store["k"] = "newer, online"
+        try await b.synchronize()
+        try await withTestConnection(superuser: true) { conn in
+            try await conn.query(PostgresQuery(unsafeSQL: "ALTER ROLE \(role) LOGIN"), logger: logger)
+        }
+        try await a.synchronize()
+        try await b.synchronize()
+        #expect(a.store.value(for: "k", in: .user) == "newer, online")
+        #expect(b.store.value(for: "k", in: .user) == "newer, online")
+        await a.stop(); await b.stop()
+    }
+
     @Test func restartFromDurableStateDoesNotPushAgain() async throws {
         let app = uniqueApp()
         let dirA = try temporaryDirectory(), dirB = try temporaryDirectory()

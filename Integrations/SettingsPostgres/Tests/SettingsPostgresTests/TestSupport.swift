@@ -80,11 +80,14 @@ final class Collector<Element: Sendable>: Sendable {
 }
 
 /// A direct connection to the test server, for planting rows and reading counters.
-func withTestConnection<T: Sendable>(_ body: (PostgresConnection) async throws -> T) async throws -> T {
+/// `superuser`: as `postgres` (test-server.sh trusts loopback connections).
+@discardableResult
+func withTestConnection<T: Sendable>(superuser: Bool = false, _ body: (PostgresConnection) async throws -> T) async throws -> T {
     let env = ProcessInfo.processInfo.environment
     let config = PostgresConnection.Configuration(
         host: env["SETTINGS_PG_HOST"] ?? "127.0.0.1", port: Int(env["SETTINGS_PG_PORT"] ?? "") ?? 5432,
-        username: env["SETTINGS_PG_USER"] ?? "settings", password: env["SETTINGS_PG_PASSWORD"],
+        username: superuser ? "postgres" : env["SETTINGS_PG_USER"] ?? "settings",
+        password: superuser ? nil : env["SETTINGS_PG_PASSWORD"],
         database: env["SETTINGS_PG_DATABASE"], tls: .disable)
     let conn = try await PostgresConnection.connect(configuration: config, id: 1, logger: Logger(label: "tests"))
     do {
