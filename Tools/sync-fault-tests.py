@@ -18,6 +18,7 @@ TEST is one of:
              the device, a fresh device), no write applied twice or out of order (a watching device)
   badrows    100 hostile rows planted with psql (bad keys, garbage values, future clocks) among good
              rows: no crash, good rows applied, bad ones skipped and (when printed) reported once
+  toolarge   a 300 KiB value put into the settings file: reported as too large, the other keys sync
   takeover   two `sync` processes on one file: the standby is up to date <= 2 s after the active dies
   blackhole  the proxy black-holes the connection: the device syncs again <= 20 s after it passes
 
@@ -1140,6 +1141,37 @@ def test_badrows(h):
     return ok
 
 
+def test_toolarge(h):
+    """A 300 KiB value in the settings file (put there while no device process ran, as another tool
+    would): reported as too large to sync, kept locally, and the other keys still sync."""
+    app = h.app("toolarge")
+    D = Device(h, "D", app, h.url)
+    p, code = D.run("write", "--count", 1, "--keys", 1, "--prefix", "before", "--tag", "D", timeout=120)
+    if code != 0:
+        raise TestFailure(f"first write failed: {p.tail()}")
+    with open(D.file, "rb") as f:
+        fmt = plistlib.FMT_BINARY if f.read(6) == b"bplist" else plistlib.FMT_XML
+    with open(D.file, "rb") as f:
+        data = plistlib.load(f)
+    data["big"] = {"value": "x" * (300 * 1024)}
+    with open(D.file, "wb") as f:
+        plistlib.dump(data, f, fmt=fmt)
+    p, code = D.run("write", "--count", 5, "--keys", 5, "--prefix", "after", "--tag", "D", timeout=120)
+    text = "\n".join(l for _, l in p.snapshot()) + "\n" + p.stderr()
+    reported = [l for l in text.splitlines() if "big/value" in l and "too large" in l]
+    fresh, _, _ = Device(h, "F", app, h.url).dump()
+    mine, _, _ = D.dump()
+    synced = all(f"after/k{j}" in fresh for j in range(5)) and "before/k0" in fresh
+    ok = code == 0 and done(p) and len(reported) >= 1 and synced and "big/value" not in fresh and \
+        len(mine.get("big/value", "")) == 300 * 1024
+    print(f"toolarge: a 300 KiB value: {'reported' if reported else 'NOT reported'} "
+          f"({reported[0].strip()[:110] if reported else ''}){', ' + str(len(reported)) + ' times' if len(reported) > 1 else ''}; "
+          f"the other keys {'synced' if synced else 'NOT synced'}, the value "
+          f"{'kept locally' if 'big/value' in mine else 'LOST locally'} and "
+          f"{'not on a fresh device' if 'big/value' not in fresh else 'ON A FRESH DEVICE'}  {verdict(ok)}", flush=True)
+    return ok
+
+
 def test_takeover(h):
     a = h.args
     rounds = 2 if a.small else 5
@@ -1210,7 +1242,8 @@ def test_blackhole(h):
 
 
 TESTS = [("proxy", test_proxy), ("converge", test_converge), ("latency", test_latency), ("offline", test_offline),
-         ("bulk", test_bulk), ("kill", test_kill), ("badrows", test_badrows), ("takeover", test_takeover),
+         ("bulk", test_bulk), ("kill", test_kill), ("badrows", test_badrows), ("toolarge", test_toolarge),
+         ("takeover", test_takeover),
          ("blackhole", test_blackhole)]
 
 
