@@ -704,7 +704,8 @@ def test_converge(h):
         dumps = {}
         for d in devices:
             dumps[d.name], _, _ = d.dump()
-        server = h.live(app)
+        entries = h.server_entries(app)
+        server = {k: v for k, (v, _, _) in entries.items() if v is not None}
     finally:
         proxy.close()
 
@@ -747,20 +748,25 @@ def test_converge(h):
             continue
         last_i = max(i for i in range(writes) if i % shared == j)
         winner_ns = v[2]
+        later = {}
         for name in names:
             if name == v[0]:
                 continue
             prev_ack = ack_times.get(name, {}).get(last_i - 1)
             if prev_ack is not None and prev_ack > winner_ns + tol_ns:
-                # that device wrote its last value of the key after the winner was written
-                not_newest.append(f"{key}: {v[0]}'s write wins over {name}'s later one")
+                later[name] = (prev_ack - winner_ns) / 1e6   # that device wrote the key this much later
             elif prev_ack is not None and abs(prev_ack - winner_ns) <= tol_ns:
                 ties += 1
+        if later:
+            row = entries.get(key)
+            stamp = f", its hlc {(row[1] >> 16) - winner_ns // 1_000_000:+d} ms from its write time" if row else ""
+            not_newest.append(f"{key}: {v[0]}'s write {last_i} holds the key{stamp}, but "
+                              + ", ".join(f"{n} wrote it >= {ms:.0f} ms later" for n, ms in sorted(later.items())))
     ok = not errors and not differing and not server_differs and not lost and not not_newest
     print(f"converge: {n_dev} devices x {writes} writes ({shared} shared keys) + {unique} unique keys each, "
           f"{proxy.drops} drops ({dropped_conns} connections), {restarted} server restart, {write_s:.1f}s: "
           f"{len(lost)} lost, {len(differing)} devices differing{' and the server' if server_differs else ''}, "
-          f"{len(ref)} keys, shared keys holding the newest write {shared - len({x.split(':')[0] for x in not_newest})}/{shared} "
+          f"{len(ref)} keys, shared keys holding the newest write {shared - len(not_newest)}/{shared} "
           f"({ties} too close to order)  {verdict(ok)}", flush=True)
     for line in (errors + lost + not_newest)[:10]:
         print(f"  {line}")
