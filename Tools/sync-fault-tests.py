@@ -10,6 +10,8 @@ TEST is one of:
   proxy      the proxy itself, checked with psql (pass, drop, refuse, black-hole)
   converge   4 devices x 1,000 writes (100 shared keys + unique keys), connections dropped every 2 s,
              one server restart: 0 acknowledged writes lost, identical user layers, newest write wins
+             (judged by write times: a key's winner must not be older than another device's last
+             write of it by more than --tie-ms; all devices share one clock)
   latency    a write on A seen by B's `watch` (origin .sync), 1,000 writes: p50 <= 100 ms, p99 <= 250 ms
   offline    both devices offline (proxy refuses), 100 edits each, reconnect: converged <= 2 s;
              the same after a 10 s server stop: <= 3 s
