@@ -400,6 +400,7 @@ final class SyncEngine {
             guard let last = rows.last else { return }
             trace("pulled \(rows.count) rows")
             try await applyPage(rows)
+            trace("page applied")
             state.cursorSeq = last.seq
             // A short page is the end: every row of `last.seq` is seen (a later change gets a new seq).
             state.cursorKey = rows.count < SyncLimits.pullPage ? "" : last.key
@@ -497,14 +498,18 @@ final class SyncEngine {
             reg.prevExists = old != nil
             state.leaves[item.key.path] = reg
         }
+        trace("apply \(incoming.count): marking applying")
         try await saveState()
+        trace("apply: marked")
         var skipped: Set<SettingsKey> = []
         let applied = store.applyToUserLayer(incoming.map { ($0.key, $0.value) }, origin: .sync) { key, current in
             let ok = LeafDigest.of(current) == (known[key] ?? nil)
             if !ok { skipped.insert(key) }
             return ok
         }
+        trace("apply: applied \(applied.count)")
         if !applied.isEmpty { try await store.flush() }
+        trace("apply: flushed")
         for item in incoming {
             // Skipped keys take the remote register: the local edit that raced is compared
             // against it when processed, and wins with a newer clock.

@@ -1,5 +1,6 @@
 import Foundation
 import Settings
+import SettingsPlist
 import Testing
 @testable import SettingsPostgres
 
@@ -60,6 +61,28 @@ struct OfflineTests {
         #expect(SettingsSyncStatus.upToDate(seq: 7).description == "uptodate 7")
         #expect(SettingsSyncStatus.offline(reason: "a\nb").description == "offline a b")
         #expect(SettingsSyncStatus.standby.description == "standby")
+    }
+
+    @Test func stateFileRoundTripsThroughItsPlist() throws {
+        let me = UUID(), other = UUID()
+        var state = SyncStateFile(app: "com.example", device: me)
+        state.cursorSeq = 42
+        state.cursorKey = "a/b"
+        state.lastHLC = 123 << 16
+        state.clockOffsetMs = -7
+        state.leaves["synced"] = LeafRegister(hlc: 5, device: other, digest: 99, state: .synced)
+        state.leaves["gone"] = LeafRegister(hlc: 6, device: me, digest: nil, state: .pending)
+        var applying = LeafRegister(hlc: 8, device: other, digest: -3, state: .applying)
+        applying.prevHLC = 7
+        applying.prevDevice = me
+        applying.prevDigest = nil
+        applying.prevState = .pending
+        applying.prevExists = true
+        state.leaves["Paths/a\\/b"] = applying
+        let bytes = try state.plist.encoded(as: .binary)
+        let back = try #require(SyncStateFile(plist: try PlistValue(decoding: bytes)))
+        #expect(back == state)
+        #expect(SyncStateFile(plist: ["format": 2]) == nil)
     }
 
     @Test func synchronizeBeforeRunThrowsNotRunning() async throws {
