@@ -132,6 +132,7 @@ public enum SettingsSyncError: Error, Hashable, Sendable, CustomStringConvertibl
     /// ``SettingsSync/run()`` is not running.
     case notRunning
 
+    /// One line naming the key, the sizes or the reason.
     public var description: String {
         switch self {
         case let .keyTooLong(key, bytes, components):

@@ -193,6 +193,9 @@ final class SyncEngine {
             seen.insert(key.path)
             check(key, value, at: nil)
         }
+        // A settings file that could not be read looks empty: its leaves did not vanish, so
+        // they must not become deletions on every device.
+        guard store.loadError == nil else { return }
         for path in state.leaves.keys where !seen.contains(path) {
             let key = SettingsKey(path)
             check(key, leafValue(key), at: nil)
@@ -263,6 +266,7 @@ final class SyncEngine {
         }
 
         try await checkHorizon(conn)
+        reconcileApplying()   // a failed apply (say, the settings file was locked) is settled now
         var ticket = sync.requestedRounds
         var wake = sync.takeWake()
         try await cycle(conn, dirty: wake.1, full: true)

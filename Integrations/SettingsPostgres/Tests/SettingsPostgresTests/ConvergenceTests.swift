@@ -264,6 +264,26 @@ struct ConvergenceTests {
         await a.stop(); await b.stop()
     }
 
+    /// Regression: a settings file that cannot be read looks empty, and its synced leaves were
+    /// taken for deletions and removed on every device.
+    @Test func anUnreadableSettingsFileDeletesNothingElsewhere() async throws {
+        let app = uniqueApp()
+        let dirA = try temporaryDirectory()
+        var a = try TestDevice(app: app, dir: dirA)
+        let b = try TestDevice(app: app)
+        a.store["precious"] = "keep me"
+        try await a.synchronize()
+        try await b.synchronize()
+        await a.stop()
+        try Data("<plist><dict><key>broken".utf8).write(to: dirA.appending(path: "settings.plist"))
+        a = try TestDevice(app: app, dir: dirA)
+        try await a.synchronize()
+        #expect(a.store.loadError != nil)
+        try await b.synchronize()
+        #expect(b.store.value(for: "precious", in: .user) == "keep me")
+        await a.stop(); await b.stop()
+    }
+
     @Test func restartFromDurableStateDoesNotPushAgain() async throws {
         let app = uniqueApp()
         let dirA = try temporaryDirectory(), dirB = try temporaryDirectory()
