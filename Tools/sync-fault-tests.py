@@ -63,13 +63,19 @@ class TestFailure(Exception):
 class _Conn:
     """One proxied connection: a client socket, an upstream socket and one pump thread per direction."""
 
-    def __init__(self, proxy, client, blackholed):
+    def __init__(self, proxy, client, blackholed, number):
         self.proxy = proxy
         self.client = client
         self.upstream = None
         self.blackholed = blackholed
         self.closed = False
         self.lock = threading.Lock()
+        self.number = number
+        self.opened_ns = time.time_ns()
+        self.closed_ns = None
+        self.why = ""
+        self.sent = [0, 0]        # bytes client -> server, server -> client
+        self.last = [0, 0]        # ns of the last chunk each way
 
     def start(self):
         if not self.blackholed:
@@ -78,7 +84,7 @@ class _Conn:
                 self.upstream.settimeout(None)
                 self.upstream.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             except OSError:
-                self.close(reset=True)   # the server is down: the client sees its connection reset
+                self.close(reset=True, why="server unreachable")   # the client sees its connection reset
                 return
         threading.Thread(target=self._pump, args=(True,), daemon=True).start()
         if self.upstream is not None:
@@ -102,15 +108,20 @@ class _Conn:
                 if self.blackholed:
                     continue
                 break
+            way = 0 if from_client else 1
+            self.sent[way] += len(data)
+            self.last[way] = time.time_ns()
         if self.blackholed and not from_client:
             return                       # a black hole keeps the client hanging even if the server goes
-        self.close()
+        self.close(why="client closed" if from_client else "server closed")
 
-    def close(self, reset=False):
+    def close(self, reset=False, why=""):
         with self.lock:
             if self.closed:
                 return
             self.closed = True
+            self.closed_ns = time.time_ns()
+            self.why = why
         for s in (self.client, self.upstream):
             if s is None:
                 continue
@@ -145,6 +156,8 @@ class Proxy:
         self.accepted = 0
         self.drops = 0
         self.stopped = False
+        self.history = []         # every connection, for the log
+        self.events = []          # (ns, what)
         self.state = threading.Condition()
         self.listening = False
         self._listen()
@@ -194,10 +207,11 @@ class Proxy:
                 continue
             client.settimeout(None)
             client.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            conn = _Conn(self, client, blackholed=(self.mode == "blackhole"))
             with self.lock:
-                self.conns.add(conn)
                 self.accepted += 1
+                conn = _Conn(self, client, blackholed=(self.mode == "blackhole"), number=self.accepted)
+                self.conns.add(conn)
+                self.history.append(conn)
             threading.Thread(target=conn.start, daemon=True).start()
         if self.listener is not None:
             self.listener.close()
@@ -214,9 +228,10 @@ class Proxy:
         """Switches behaviour; returns once the listening socket matches it."""
         assert mode in ("pass", "refuse", "blackhole")
         self.mode = mode
+        self.events.append((time.time_ns(), f"mode {mode}"))
         if mode == "refuse":
             for c in self._open():
-                c.close(reset=True)
+                c.close(reset=True, why="refuse")
         elif mode == "blackhole":
             for c in self._open():
                 c.blackholed = True
@@ -229,15 +244,33 @@ class Proxy:
         """Closes both sides of every open connection (FIN); returns how many."""
         conns = [c for c in self._open() if not c.blackholed]
         for c in conns:
-            c.close()
+            c.close(why="dropped")
         self.drops += 1
+        self.events.append((time.time_ns(), f"drop ({len(conns)} connections)"))
         return len(conns)
 
-    def close(self):
+    def close(self, log_path=None):
         self.stopped = True
         for c in self._open():
-            c.close()
+            c.close(why="proxy closed")
         self.thread.join(timeout=2)
+        if log_path:
+            self.write_log(log_path)
+
+    def write_log(self, path):
+        """One line per event and per connection (opened, closed, why, bytes and last traffic each
+        way), in time order: which connection hung, and what the proxy did to it."""
+        lines = [(ns, f"{ns} proxy {what}") for ns, what in self.events]
+        for c in self.history:
+            lines.append((c.opened_ns, f"{c.opened_ns} conn {c.number} opened{' blackholed' if c.blackholed else ''}"))
+            if c.closed_ns:
+                lines.append((c.closed_ns, f"{c.closed_ns} conn {c.number} closed ({c.why}): {c.sent[0]} bytes up "
+                                           f"(last {c.last[0]}), {c.sent[1]} down (last {c.last[1]})"))
+            else:
+                lines.append((time.time_ns(), f"{time.time_ns()} conn {c.number} still open: {c.sent[0]} bytes up "
+                                              f"(last {c.last[0]}), {c.sent[1]} down (last {c.last[1]})"))
+        with open(path, "w") as f:
+            f.writelines(line + "\n" for _, line in sorted(lines))
 
 
 # -------------------------------------------------------------------------------------- processes
@@ -694,9 +727,11 @@ def test_converge(h):
                 last_drop = now
             acked = sum(len(acks(p)) for name in procs for (_, _, _, p) in procs[name])
             if not restarted and acked >= total // 2:
+                proxy.events.append((time.time_ns(), "server stop"))
                 h.pg_stop()
                 time.sleep(1.0)
                 h.pg_start()
+                proxy.events.append((time.time_ns(), "server started"))
                 restarted = 1
         write_s = time.monotonic() - t0
         if errors:
@@ -709,7 +744,7 @@ def test_converge(h):
         entries = h.server_entries(app)
         server = {k: v for k, (v, _, _) in entries.items() if v is not None}
     finally:
-        proxy.close()
+        proxy.close(os.path.join(h.work, "proxy.log"))
 
     names = [d.name for d in devices]
     ref = dumps[names[0]]
@@ -890,7 +925,7 @@ def test_offline(h):
             w.stop()
         final = [d.dump()[0] for d in devices]
     finally:
-        proxy.close()
+        proxy.close(os.path.join(h.work, "proxy.log"))
     same = final[0] == final[1]
     ok = missing1 == 0 and missing2 == 0 and conv1 <= 2.0 and conv2 <= 3.0 and same
     print(f"offline: 2 devices x {edits} edits while refused, reconnect: converged in {conv1:.2f}s "
@@ -1235,7 +1270,7 @@ def test_blackhole(h):
         hit = next(((None, ns, k) for k, ns, _ in recvs_of(watch.snapshot()[start:]) if k == "bh/k0"), None)
         st = watch.wait_line(lambda line: line.startswith("STATUS uptodate"), 1, start=start)
     finally:
-        proxy.close()
+        proxy.close(os.path.join(h.work, "proxy.log"))
     if not hit:
         print(f"blackhole: {hold:.0f}s black hole, then pass: the device never received a write made after it "
               f"(45 s){'; it noticed: ' + noticed[0] if noticed else ''}  FAIL", flush=True)
