@@ -269,7 +269,8 @@ final class SyncEngine {
         reconcileApplying()   // a failed apply (say, the settings file was locked) is settled now
         var ticket = sync.requestedRounds
         var wake = sync.takeWake()
-        try await cycle(conn, dirty: wake.1, full: true)
+        // The first session follows the start-up scan; the change callback has been on since.
+        try await cycle(conn, dirty: wake.1, full: gen > 1)
         sync.completeRounds(upTo: ticket)
         sync.setStatus(.upToDate(seq: state.cursorSeq))
         connected()
@@ -380,36 +381,50 @@ final class SyncEngine {
 
     typealias Row = (key: String, value: ByteBuffer?, hlc: Int64, device: UUID, seq: Int64)
 
+    /// Pulls to the end. Pages of 2,000 rows are applied in batches of up to 10,000 (one apply,
+    /// one flush, two state saves per batch: a fresh device's download is not quadratic).
     func pullAll(_ conn: PostgresConnection) async throws {
         let logger = self.logger, app = sync.app
+        var seq = state.cursorSeq, key = state.cursorKey
+        var batch: [Row] = []
         while true {
-            let seq = state.cursorSeq, key = state.cursorKey
+            let (s, k) = (seq, key)
             let rows: [Row] = try await Self.timed(conn, .seconds(15), "pull") {
                 var out: [Row] = []
                 // An empty cursor key means every row of `seq` was seen.
-                let result = key.isEmpty
+                let result = k.isEmpty
                     ? try await conn.query("""
                         SELECT key, value, hlc, device, seq FROM settings_sync_entries
-                        WHERE space = \(app) AND seq > \(seq) ORDER BY seq, key LIMIT 2000
+                        WHERE space = \(app) AND seq > \(s) ORDER BY seq, key LIMIT 2000
                         """, logger: logger)
                     : try await conn.query("""
                         SELECT key, value, hlc, device, seq FROM settings_sync_entries
-                        WHERE space = \(app) AND (seq, key) > (\(seq), \(key)) ORDER BY seq, key LIMIT 2000
+                        WHERE space = \(app) AND (seq, key) > (\(s), \(k)) ORDER BY seq, key LIMIT 2000
                         """, logger: logger)
                 for try await r in result.decode((String, ByteBuffer?, Int64, UUID, Int64).self) {
                     out.append((r.0, r.1, r.2, r.3, r.4))
                 }
                 return out
             }
-            guard let last = rows.last else { return }
-            trace("pulled \(rows.count) rows")
-            try await applyPage(rows)
-            trace("page applied")
-            state.cursorSeq = last.seq
-            // A short page is the end: every row of `last.seq` is seen (a later change gets a new seq).
-            state.cursorKey = rows.count < SyncLimits.pullPage ? "" : last.key
-            try await saveState()
-            if rows.count < SyncLimits.pullPage { return }
+            let end = rows.count < SyncLimits.pullPage
+            if let last = rows.last {
+                trace("pulled \(rows.count) rows")
+                batch += rows
+                seq = last.seq
+                // A short page is the end: every row of `last.seq` is seen (a later change gets a new seq).
+                key = end ? "" : last.key
+            }
+            if !batch.isEmpty, end || batch.count >= 5 * SyncLimits.pullPage {
+                try await applyPage(batch)
+                batch = []
+                state.cursorSeq = seq
+                state.cursorKey = key
+                try await saveState()
+                trace("batch applied, cursor \(seq)")
+            } else if end, rows.isEmpty, seq == state.cursorSeq, key != state.cursorKey {
+                state.cursorKey = key
+            }
+            if end { return }
         }
     }
 
@@ -489,7 +504,11 @@ final class SyncEngine {
 
     /// (a) mark applying durably, (b) one conditional batch under the store's lock (skipping keys
     /// a local write changed since), flush, (c) mark synced; the caller saves the cursor.
-    func apply(_ incoming: [Incoming]) async throws {
+    func apply(_ all: [Incoming]) async throws {
+        // A key pulled twice in one batch (changed between pages): its later row is the newer.
+        var lastIndex: [SettingsKey: Int] = [:]
+        for (i, item) in all.enumerated() { lastIndex[item.key] = i }
+        let incoming = all.enumerated().filter { lastIndex[$0.element.key] == $0.offset }.map(\.element)
         var known: [SettingsKey: Int64?] = [:]
         for item in incoming {
             let old = state.leaves[item.key.path]
@@ -538,7 +557,8 @@ final class SyncEngine {
             let key = SettingsKey(path)
             let value = leafValue(key)
             var hlc = reg.hlc
-            let digest = LeafDigest.of(value)
+            let bytes = value.flatMap { try? $0.encodedBytes(as: .binary) }   // encoded once: digest and payload
+            let digest = value == nil ? nil : bytes.map { LeafDigest.of(bytes: $0) } ?? LeafDigest.unencodable
             if digest != reg.digest {
                 hlc = tick()
                 state.leaves[path] = LeafRegister(hlc: hlc, device: me, digest: digest, state: .pending)
@@ -547,11 +567,11 @@ final class SyncEngine {
                 reject(path, digest, .keyTooLong(key: path, bytes: path.utf8.count, components: key.components.count))
                 continue
             }
-            guard let value else {
+            guard value != nil else {
                 batch.append((path, ByteBuffer(), hlc, true))
                 continue
             }
-            guard let bytes = try? value.encodedBytes(as: .binary) else {
+            guard let bytes else {
                 reject(path, digest, .valueTooLarge(key: path, bytes: -1, limit: SyncLimits.valueBytes))
                 continue
             }
@@ -591,8 +611,10 @@ final class SyncEngine {
                 reg.state = superseded.contains(item.path) ? .superseded : .synced
                 state.leaves[item.path] = reg
             }
-            try await saveState()
         }
+        // Once for all chunks: after a crash before it, the same leaves are pushed again with
+        // the same clocks, which the server ignores (an exact retry).
+        try await saveState()
         return lastChange
     }
 

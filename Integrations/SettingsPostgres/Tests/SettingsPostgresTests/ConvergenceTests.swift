@@ -48,14 +48,17 @@ struct ConvergenceTests {
 
     @Test func concurrentWritesKeepTheGreaterClockAndReportAConflict() async throws {
         let app = uniqueApp()
-        let a = try TestDevice(app: app), b = try TestDevice(app: app)
-        try await a.synchronize()
-        try await b.synchronize()
-        var bConflicts = b.sync.conflicts.makeAsyncIterator()
+        let dirB = try temporaryDirectory()
+        let a = try TestDevice(app: app)
+        // B edits while its sync is not running, so its edit is still unsent when A's arrives.
+        let offlineB = try TestDevice(app: app, dir: dirB, start: false)
+        offlineB.store["shared"] = "from B"
+        try await offlineB.store.flush()
         a.store["shared"] = "from A"
-        b.store["shared"] = "from B"
-        try await a.synchronize()   // A's write reaches the server first
-        try await b.synchronize()   // B pulls it against its own pending write: one loses
+        try await a.synchronize()
+        let b = try TestDevice(app: app, dir: dirB)
+        var bConflicts = b.sync.conflicts.makeAsyncIterator()
+        try await b.synchronize()   // B pulls A's write against its own unsent one: one loses
         try await a.synchronize()
         let final = a.store.value(for: "shared", in: .user)
         #expect(final == b.store.value(for: "shared", in: .user))
