@@ -21,11 +21,13 @@ TEST is one of:
   badrows    100 hostile rows planted with psql (bad keys, garbage values, future clocks) among good
              rows: no crash, good rows applied, bad ones skipped and (when printed) reported once
   toolarge   a 300 KiB value put into the settings file: reported as too large, the other keys sync
+  redial     a writing device's connection dropped 50 times at random moments: back <= 5 s each time,
+             no acknowledged write lost
   takeover   two `sync` processes on one file: the standby is up to date <= 2 s after the active dies
   blackhole  the proxy black-holes the connection: the device syncs again <= 20 s after it passes
 
 --small runs CI counts (converge 4 x 100 with 20 shared keys, latency 200, bulk 2,000, kill 20,
-takeover 2 rounds); the default runs the full counts of issue 13. One line per test with its figures
+redial 10 drops, takeover 2 rounds); the default runs the full counts of issue 13. One line per test with its figures
 and PASS/FAIL; exit status 1 when any test failed. BIN is the directory holding settings-sync-device
 (default: Integrations/SettingsPostgres/.build/debug, else `swift build --show-bin-path` there).
 Work directories of failed tests are kept and printed.
@@ -1215,6 +1217,60 @@ def test_toolarge(h):
     return ok
 
 
+def test_redial(h):
+    """A device writing steadily through the proxy; its connection is dropped at random moments (often
+    with a push or pull in flight; every other drop soon after it reconnected). Each time it must be back, exchanging with the server, within
+    5 s (backoff is capped at 2 s), and no acknowledged write may be lost."""
+    a = h.args
+    drops = 10 if a.small else 50
+    app = h.app("redial")
+    proxy = Proxy(h.host, h.port)
+    D = Device(h, "D", app, proxy.url(h.url))
+    gaps = []
+    hung = []
+    try:
+        p = D.start("write", "--count", 1_000_000, "--keys", 50, "--prefix", "rd", "--tag", "D", "--interval-ms", 10)
+        if not p.wait_line(lambda line: line == "ACK 20", 30):
+            raise TestFailure(f"the device did not start writing: {p.tail()}")
+        for k in range(drops):
+            # every other drop lands soon after the reconnection: while connecting, listening, catching up
+            time.sleep(h.rng.uniform(0.0, 0.3) if k % 2 else h.rng.uniform(0.1, 1.0))
+            t = time.time_ns()
+            if proxy.drop_all() == 0:
+                continue
+            deadline = time.monotonic() + 40
+            back = None
+            while time.monotonic() < deadline and back is None:
+                back = next((c.opened_ns for c in list(proxy.history) if c.opened_ns > t and c.sent[1] > 0), None)
+                time.sleep(0.01)
+            if back is None:
+                hung.append(f"drop {k}: no new connection within 40 s")
+                break
+            gaps.append((back - t) / 1e9)
+            if gaps[-1] > 5.0:
+                hung.append(f"drop {k}: back after {gaps[-1]:.1f}s")
+        p.stop(grace=5)
+        got = acks(p)
+        final, _, _ = D.dump(timeout=60)
+        server = h.live(app)
+    finally:
+        proxy.close(os.path.join(h.work, "proxy.log"))
+    last = {}
+    for i in got:
+        last[f"rd/k{i % 50}"] = i
+    lost = [k for k, i in last.items()
+            if not (parse_value(server.get(k)) and parse_value(server.get(k))[1] >= i
+                    and parse_value(final.get(k)) and parse_value(final.get(k))[1] >= i)]
+    gaps.sort()
+    ok = not hung and not lost and len(gaps) > 0
+    print(f"redial: {len(gaps)} drops at random moments of a device writing every 10 ms: back after "
+          f"median {percentile(gaps, 0.5):.2f}s, max {gaps[-1] if gaps else float('nan'):.2f}s (limit 5 s), "
+          f"{len(hung)} hung; {len(got)} writes acknowledged, {len(lost)} keys lost  {verdict(ok)}", flush=True)
+    for line in (hung + lost)[:5]:
+        print(f"  {line}")
+    return ok
+
+
 def test_takeover(h):
     a = h.args
     rounds = 2 if a.small else 5
@@ -1286,7 +1342,7 @@ def test_blackhole(h):
 
 TESTS = [("proxy", test_proxy), ("converge", test_converge), ("latency", test_latency), ("offline", test_offline),
          ("bulk", test_bulk), ("kill", test_kill), ("badrows", test_badrows), ("toolarge", test_toolarge),
-         ("takeover", test_takeover),
+         ("redial", test_redial), ("takeover", test_takeover),
          ("blackhole", test_blackhole)]
 
 
