@@ -84,7 +84,7 @@ struct DeviceProcess {
 
     func start(_ args: [String]) throws -> RunningDevice {
         let p = Process()
-        p.executableURL = URL(filePath: "/proc/self/exe").resolvingSymlinksInPath()
+        p.executableURL = Bundle.main.executableURL ?? URL(filePath: "/proc/self/exe").resolvingSymlinksInPath()
         p.arguments = ["device", app] + args
         var env = ProcessInfo.processInfo.environment
         env["XDG_CONFIG_HOME"] = home.path
