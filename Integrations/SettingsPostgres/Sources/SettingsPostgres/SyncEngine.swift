@@ -643,8 +643,9 @@ final class SyncEngine {
     // MARK: Helpers
 
     /// Runs `body`, closing the connection (which fails the query) if it takes longer than
-    /// `limit` or the task is cancelled. Does not wait for an abandoned `body`: postgres-nio
-    /// can leave a query written to a closed channel unanswered forever.
+    /// `limit` or the task is cancelled, and failing at once when the connection closes. Does not
+    /// wait for an abandoned `body`: postgres-nio can leave a query written to a closed channel
+    /// unanswered forever.
     static func timed<T: Sendable>(
         _ conn: PostgresConnection, _ limit: Duration, _ what: String, _ body: @escaping @Sendable () async throws -> T
     ) async throws -> T {
@@ -653,6 +654,10 @@ final class SyncEngine {
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
                 once.set(continuation)
+                // A closed connection fails the operation at once, even when postgres-nio never
+                // answers a query written to the closing channel.
+                let watch = CloseWatch.of(conn)
+                let id = watch.add { once.resume(.failure(SyncConnectionError(description: "connection closed during \(what)"))) }
                 let timer = Task {
                     try await Task.sleep(for: limit)
                     if once.resume(.failure(SyncConnectionError(description: "\(what) timed out after \(limit)"))) { closeNow(conn) }
@@ -662,6 +667,7 @@ final class SyncEngine {
                     do { result = .success(try await body()) } catch { result = .failure(error) }
                     once.resume(result)
                     timer.cancel()
+                    watch.remove(id)
                 }
             }
         } onCancel: {
@@ -761,5 +767,63 @@ final class OneShot<T: Sendable>: Sendable {
         guard case .some(let c) = continuation else { return false }
         c?.resume(with: result)
         return true
+    }
+}
+
+/// Calls handlers when a connection closes: one `closeFuture` callback per connection, however
+/// many operations wait on it.
+final class CloseWatch: Sendable {
+    private struct State {
+        var handlers: [Int: @Sendable () -> Void] = [:]
+        var next = 0
+        var closed = false
+    }
+    private let state = Mutex(State())
+    private static let all = Mutex<[ObjectIdentifier: CloseWatch]>([:])
+
+    /// The watch of `conn`, created (and hooked to its close) on first use.
+    static func of(_ conn: PostgresConnection) -> CloseWatch {
+        let id = ObjectIdentifier(conn)
+        let (watch, created) = all.withLock { all -> (CloseWatch, Bool) in
+            if let w = all[id] { return (w, false) }
+            let w = CloseWatch()
+            all[id] = w
+            return (w, true)
+        }
+        if created {
+            conn.closeFuture.whenComplete { _ in
+                _ = all.withLock { $0.removeValue(forKey: id) }
+                watch.fire()
+            }
+        }
+        return watch
+    }
+
+    /// Adds a handler; it runs at once if the connection is already closed.
+    func add(_ handler: @escaping @Sendable () -> Void) -> Int {
+        let id = state.withLock { s -> Int? in
+            guard !s.closed else { return nil }
+            s.next += 1
+            s.handlers[s.next] = handler
+            return s.next
+        }
+        guard let id else {
+            handler()
+            return -1
+        }
+        return id
+    }
+
+    func remove(_ id: Int) {
+        _ = state.withLock { $0.handlers.removeValue(forKey: id) }
+    }
+
+    private func fire() {
+        let handlers = state.withLock { s in
+            s.closed = true
+            defer { s.handlers = [:] }
+            return Array(s.handlers.values)
+        }
+        for h in handlers { h() }
     }
 }
