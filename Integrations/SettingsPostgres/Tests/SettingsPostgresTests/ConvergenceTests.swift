@@ -287,6 +287,29 @@ struct ConvergenceTests {
         await a.stop(); await b.stop()
     }
 
+    /// Regression: an operation on a connection that closed waited for its deadline (postgres-nio
+    /// can leave a query written to a closing channel unanswered).
+    @Test func anOperationFailsAsSoonAsItsConnectionCloses() async throws {
+        let env = ProcessInfo.processInfo.environment
+        let config = PostgresConnection.Configuration(
+            host: "127.0.0.1", port: Int(env["SETTINGS_PG_PORT"] ?? "") ?? 5432, username: env["SETTINGS_PG_USER"] ?? "settings",
+            password: env["SETTINGS_PG_PASSWORD"], database: env["SETTINGS_PG_DATABASE"], tls: .disable)
+        let conn = try await PostgresConnection.connect(configuration: config, id: 7, logger: Logger(label: "tests"))
+        let (started, signal) = AsyncStream<Void>.makeStream()
+        let start = ContinuousClock.now
+        let operation = Task {
+            try await SyncEngine.timed(conn, .seconds(60), "a stuck query") {
+                signal.yield()
+                try? await Task.sleep(for: .seconds(60))   // stands for a query that is never answered
+            }
+        }
+        for await _ in started { break }
+        SyncEngine.closeNow(conn)
+        let result = await operation.result
+        #expect(throws: SyncConnectionError.self) { try result.get() }
+        #expect(ContinuousClock.now - start < .seconds(10))
+    }
+
     @Test func restartFromDurableStateDoesNotPushAgain() async throws {
         let app = uniqueApp()
         let dirA = try temporaryDirectory(), dirB = try temporaryDirectory()
