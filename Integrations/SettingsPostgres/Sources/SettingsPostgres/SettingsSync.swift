@@ -43,6 +43,7 @@ public final class SettingsSync: Sendable, Observable {
         var task: Task<Void, Never>?
         var events: AsyncStream<SyncEvent>.Continuation?
         var wake: SyncWake = []
+        var tickQueued = false
         /// Changed leaves and when they changed (unix ms, this machine's clock).
         var dirty: [SettingsKey: Int64] = [:]
         var requested = 0
@@ -336,6 +337,20 @@ public final class SettingsSync: Sendable, Observable {
 
     /// How many conflicts and problems were reported so far (for tests).
     var reportedCounts: (conflicts: Int, problems: Int) { shared.withLock { ($0.conflictCount, $0.problemCount) } }
+
+    /// Queues a tick unless one is waiting: ticks never pile up while the engine is offline.
+    func queueTick() -> Bool {
+        let continuation = shared.withLock { s -> AsyncStream<SyncEvent>.Continuation? in
+            guard let events = s.events else { return nil }
+            if s.tickQueued { return events }
+            s.tickQueued = true
+            events.yield(.tick)
+            return events
+        }
+        return continuation != nil
+    }
+
+    func tickConsumed() { shared.withLock { $0.tickQueued = false } }
 
     var requestedRounds: Int { shared.withLock { $0.requested } }
 

@@ -102,8 +102,7 @@ final class SyncEngine {
         let ticker = Task { [weak sync] in
             while !Task.isCancelled {
                 try? await Task.sleep(for: .seconds(1))
-                guard let sync, let events = sync.shared.withLock({ $0.events }) else { return }
-                events.yield(.tick)
+                guard let sync, sync.queueTick() else { return }
             }
         }
         defer { ticker.cancel() }
@@ -324,7 +323,9 @@ final class SyncEngine {
     }
 
     func events_next() async -> SyncEvent? {
-        await events.next()
+        let event = await events.next()
+        if case .tick = event { sync.tickConsumed() }
+        return event
     }
 
     /// Local changes, pull to the end, push what is pending, pull again (our own push).
