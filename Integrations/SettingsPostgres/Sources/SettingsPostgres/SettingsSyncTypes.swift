@@ -1,0 +1,171 @@
+public import Foundation
+public import Settings
+public import SettingsPlist
+
+/// Which user-layer keys a ``SettingsSync`` shares with other devices.
+///
+/// ```swift
+/// let scope: SettingsSyncScope = .excluding(["Window", "Recent/files"])  // per-device keys stay local
+/// ```
+public enum SettingsSyncScope: Hashable, Sendable {
+    /// Every user-layer leaf syncs.
+    case all
+    /// Every leaf except those at or below one of these key paths.
+    case excluding([SettingsKey])
+
+    /// Whether `key` syncs.
+    ///
+    /// - Parameter key: a leaf key path.
+    public func includes(_ key: SettingsKey) -> Bool {
+        switch self {
+        case .all: return true
+        case .excluding(let prefixes):
+            return !prefixes.contains { prefix in
+                key.components.count >= prefix.components.count
+                    && Array(key.components.prefix(prefix.components.count)) == prefix.components
+            }
+        }
+    }
+}
+
+/// What a ``SettingsSync`` is doing.
+///
+/// ```swift
+/// for await status in sync.statusUpdates { print(status) }   // "connecting", "uptodate 42", …
+/// ```
+public enum SettingsSyncStatus: Hashable, Sendable, CustomStringConvertible {
+    /// Connecting to the server (or catching up right after connecting).
+    case connecting
+    /// Connected; every local change is pushed and every change up to `seq` is applied.
+    case upToDate(seq: Int64)
+    /// The server cannot be reached (`reason` says why); local changes are kept and pushed on reconnect.
+    case offline(reason: String)
+    /// Another process syncs this settings file; this one waits to take over.
+    case standby
+    /// ``SettingsSync/stop()`` was called, or ``SettingsSync/run()`` has not started yet.
+    case stopped
+
+    /// `connecting`, `uptodate 42`, `offline <reason>`, `standby`, `stopped`: one line.
+    public var description: String {
+        switch self {
+        case .connecting: "connecting"
+        case .upToDate(let seq): "uptodate \(seq)"
+        case .offline(let reason): "offline " + reason.replacingOccurrences(of: "\n", with: " ")
+        case .standby: "standby"
+        case .stopped: "stopped"
+        }
+    }
+}
+
+/// Two devices wrote one key concurrently: the write with the greater (hybrid logical clock,
+/// device id) was kept on every device and the other one was lost.
+///
+/// Reported on the device whose write was lost, and on the device that received the older
+/// write after its own newer one.
+///
+/// ```swift
+/// for await conflict in sync.conflicts { print(conflict) }
+/// // Network/timeout: this device's 30 lost to 60 from 3F2A1C… at 2026-11-25T10:15:02Z
+/// ```
+public struct SettingsSyncConflict: Hashable, Sendable, CustomStringConvertible {
+    /// The key path both devices wrote.
+    public var key: SettingsKey
+    /// The value kept everywhere (`nil`: the key was removed).
+    public var keptValue: PlistValue?
+    /// The value that lost (`nil`: a removal lost).
+    public var lostValue: PlistValue?
+    /// The device whose write was kept.
+    public var keptDevice: UUID
+    /// The device whose write was lost.
+    public var lostDevice: UUID
+    /// The hybrid logical clock of the kept write (`(unix ms << 16) | counter`).
+    public var keptClock: Int64
+    /// The hybrid logical clock of the lost write.
+    public var lostClock: Int64
+    /// Whether the lost write was made on this device.
+    public var thisDeviceLost: Bool
+
+    /// When the kept write was made, from its clock.
+    public var keptDate: Date { Date(timeIntervalSince1970: Double(keptClock >> 16) / 1000) }
+
+    /// `Network/timeout: this device's 30 lost to 60 from 3F2A1C… at …`.
+    public var description: String {
+        func show(_ v: PlistValue?) -> String {
+            guard let v else { return "(removed)" }
+            if key.isSecret { return "<secret>" }
+            return v.shortDescription
+        }
+        let who = thisDeviceLost ? "this device's" : "\(lostDevice.uuidString.prefix(6))…'s"
+        let from = thisDeviceLost ? "from \(keptDevice.uuidString.prefix(6))…" : "from this device"
+        return "\(key.path): \(who) \(show(lostValue)) lost to \(show(keptValue)) \(from) at \(keptDate.formatted(.iso8601))"
+    }
+}
+
+/// Errors and problems of a ``SettingsSync``: thrown by its factory and ``SettingsSync/synchronize()``,
+/// and reported (without stopping anything) on ``SettingsSync/problems``.
+///
+/// Limit errors name the key and the sizes: the leaf stays local, is not retried until it changes,
+/// and never holds back other keys. Rows from the server that cannot be applied are reported once
+/// as ``badRow(key:seq:reason:)`` and skipped.
+public enum SettingsSyncError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// A key path longer than 1,024 bytes or 32 components.
+    case keyTooLong(key: String, bytes: Int, components: Int)
+    /// A value whose binary plist is larger than `limit` bytes (256 KiB).
+    case valueTooLarge(key: String, bytes: Int, limit: Int)
+    /// More than `limit` (100,000) leaves would sync: new keys stay local.
+    case tooManyKeys(key: String, count: Int, limit: Int)
+    /// The app id (the space) must be 1–200 bytes of UTF-8.
+    case invalidApp(String)
+    /// The server URL cannot be used.
+    case invalidURL(String)
+    /// A non-loopback server was named without `sslmode=require` (or `verify-full`).
+    case tlsRequired(host: String)
+    /// A row from the server that was skipped (bad key, undecodable value, non-empty dictionary,
+    /// timestamp more than 5 minutes ahead).
+    case badRow(key: String, seq: Int64, reason: String)
+    /// The server's schema has a version this library does not know.
+    case schemaMismatch(found: Int, expected: Int)
+    /// The server cannot be reached now (``SettingsSync/synchronize()``).
+    case offline(reason: String)
+    /// Another process syncs this settings file (``SettingsSync/synchronize()``).
+    case standby
+    /// ``SettingsSync/run()`` is not running.
+    case notRunning
+
+    /// One line naming the key, the sizes or the reason.
+    public var description: String {
+        switch self {
+        case let .keyTooLong(key, bytes, components):
+            "key too long to sync: \(key.prefix(80)) is \(bytes) bytes, \(components) components (limits 1024 bytes, 32 components)"
+        case let .valueTooLarge(key, bytes, limit):
+            "value too large to sync: \(key) is \(bytes) bytes (limit \(limit))"
+        case let .tooManyKeys(key, count, limit):
+            "too many keys to sync: \(key) would be leaf \(count) (limit \(limit))"
+        case let .invalidApp(app):
+            "invalid app id \"\(app.prefix(80))\": \(app.utf8.count) bytes (must be 1–200)"
+        case let .invalidURL(why):
+            "invalid PostgreSQL URL: \(why)"
+        case let .tlsRequired(host):
+            "TLS is required for \(host): add ?sslmode=require to the URL (plain connections are allowed only to loopback)"
+        case let .badRow(key, seq, reason):
+            "skipped row \(key.prefix(80)) (change \(seq)): \(reason)"
+        case let .schemaMismatch(found, expected):
+            "server schema version \(found), this library knows \(expected)"
+        case let .offline(reason):
+            "offline: \(reason)"
+        case .standby:
+            "another process syncs this settings file"
+        case .notRunning:
+            "sync is not running"
+        }
+    }
+}
+
+extension PlistValue {
+    /// A one-line rendering for messages: strings bare, others by their description, cut at 80.
+    var shortDescription: String {
+        let text: String
+        if case .string(let s) = self { text = s } else { text = String(describing: self) }
+        return text.count > 80 ? String(text.prefix(79)) + "…" : text
+    }
+}

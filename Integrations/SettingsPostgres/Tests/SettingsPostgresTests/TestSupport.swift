@@ -1,0 +1,112 @@
+import Foundation
+import Settings
+import SettingsPlist
+import Synchronization
+import Testing
+import PostgresNIO
+import Logging
+@testable import SettingsPostgres
+
+/// The server from `test-server.sh`; tests skip (with this message) when it is not set.
+enum TestServer {
+    static let url = ProcessInfo.processInfo.environment["SETTINGS_PG_URL"]
+    static let enabled: ConditionTrait = .enabled(if: url != nil, "SETTINGS_PG_URL is not set: run `bash ../../../shared/sync/test-server.sh swift test`")
+}
+
+/// A unique app id (space) per test.
+func uniqueApp(_ name: String = #function) -> String {
+    "test.\(name.prefix(40)).\(UUID().uuidString.prefix(8))"
+}
+
+/// A fresh temporary directory.
+func temporaryDirectory() throws -> URL {
+    let dir = FileManager.default.temporaryDirectory.appending(path: "settings-sync-tests-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+    return dir
+}
+
+/// One "device": a file store in its own directory and its sync, running.
+final class TestDevice: Sendable {
+    let dir: URL
+    let store: SettingsStore
+    let sync: SettingsSync
+    let task: Task<Void, Never>
+
+    init(
+        app: String, dir: URL? = nil, scope: SettingsSyncScope = .all, url: String? = TestServer.url,
+        autosave: Duration? = .milliseconds(50), start: Bool = true
+    ) throws {
+        let dir = try dir ?? temporaryDirectory()
+        self.dir = dir
+        store = SettingsStore.file(dir.appending(path: "settings.plist"), autosaveDelay: autosave)
+        sync = try SettingsSync.postgres(url: url ?? "", store: store, app: app, scope: scope)
+        let sync = self.sync
+        task = Task { if start { await sync.run() } }
+    }
+
+    /// `synchronize()`, retried through brief outages, up to `timeout`.
+    func synchronize(timeout: Duration = .seconds(30)) async throws {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            do {
+                try await sync.synchronize()
+                return
+            } catch {
+                if ContinuousClock.now > deadline { throw error }
+                try await Task.sleep(for: .milliseconds(50))  // retry pacing, not synchronisation
+            }
+        }
+    }
+
+    func stop() async {
+        sync.stop()
+        await task.value
+    }
+}
+
+/// Collects a stream's elements in the background.
+final class Collector<Element: Sendable>: Sendable {
+    final class Items: Sendable {
+        let list = Mutex<[Element]>([])
+    }
+    private let items = Items()
+
+    init(_ stream: AsyncStream<Element>) {
+        let items = self.items
+        Task { for await x in stream { items.list.withLock { $0.append(x) } } }
+    }
+
+    var all: [Element] { items.list.withLock { $0 } }
+}
+
+/// A direct connection to the test server, for planting rows and reading counters.
+/// `superuser`: as `postgres` (test-server.sh trusts loopback connections).
+@discardableResult
+func withTestConnection<T: Sendable>(superuser: Bool = false, _ body: (PostgresConnection) async throws -> T) async throws -> T {
+    let env = ProcessInfo.processInfo.environment
+    let config = PostgresConnection.Configuration(
+        host: env["SETTINGS_PG_HOST"] ?? "127.0.0.1", port: Int(env["SETTINGS_PG_PORT"] ?? "") ?? 5432,
+        username: superuser ? "postgres" : env["SETTINGS_PG_USER"] ?? "settings",
+        password: superuser ? nil : env["SETTINGS_PG_PASSWORD"],
+        database: env["SETTINGS_PG_DATABASE"], tls: .disable)
+    let conn = try await PostgresConnection.connect(configuration: config, id: 1, logger: Logger(label: "tests"))
+    do {
+        let result = try await body(conn)
+        try await conn.close()
+        return result
+    } catch {
+        try? await conn.close()
+        throw error
+    }
+}
+
+/// The space's last change number on the server.
+func serverSeq(_ app: String) async throws -> Int64 {
+    try await withTestConnection { conn in
+        var seq: Int64 = 0
+        for try await s in try await conn.query("SELECT seq FROM settings_sync_spaces WHERE space = \(app)", logger: Logger(label: "tests")).decode(Int64.self) {
+            seq = s
+        }
+        return seq
+    }
+}
