@@ -9,7 +9,7 @@ fileprivate let defaultsURL = URL(filePath: "Defaults.plist")
 fileprivate struct Profile: Codable { var name = "Ada" }
 fileprivate let profile = Profile()
 
-// README.md:61
+// README.md:63
 fileprivate struct AppSettings {
     @Setting("autoPlay", default: false) var autoPlay: Bool
     @Setting("Network/timeout", default: 30.0) var timeout: Double      // a namespaced key
@@ -17,8 +17,8 @@ fileprivate struct AppSettings {
     @Setting("accent", default: SettingsColor(hex: "#FF8800")!) var accent: SettingsColor
 }
 
-// README.md:72
-fileprivate func sample_README_72() async throws {
+// README.md:74
+fileprivate func sample_README_74() async throws {
     let warnings = try SettingsStore.shared.registerDefaults(contentsOf: defaultsURL, checking: AppSettings())
     let settings = AppSettings()
     settings.autoPlay = true             // in memory at once
@@ -29,8 +29,8 @@ fileprivate func sample_README_72() async throws {
     _ = source
 }
 
-// README.md:91
-fileprivate func sample_README_91() async throws {
+// README.md:93
+fileprivate func sample_README_93() async throws {
     let value = try PlistValue(contentsOf: URL(filePath: "Defaults.plist"))   // XML or binary
     let timeout = value["Network"]?["timeout"]?.doubleValue ?? 30
     try value.write(to: URL(filePath: "Defaults.bplist"), format: .binary)
