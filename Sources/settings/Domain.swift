@@ -137,39 +137,14 @@ struct KeyPath {
 
     init(_ text: String) throws(CLIError) {
         guard !text.isEmpty else { throw .usage("KEY must not be empty") }
-        var components: [String] = []
-        var current = ""
-        var escaping = false
-        for ch in text {
-            if escaping {
-                current.append(ch)
-                escaping = false
-            } else if ch == "\\" {
-                escaping = true
-            } else if ch == "/" {
-                components.append(current)
-                current = ""
-            } else {
-                current.append(ch)
-            }
-        }
-        if escaping { current.append("\\") }
-        components.append(current)
-        self.components = components
+        self.components = EscapedPath.split(text, separator: "/")
     }
 
     init(components: [String]) { self.components = components }
 
     /// The canonical text: components joined by `/`, with `/` and `\` escaped.
     var path: String {
-        components.map { component in
-            var out = ""
-            for ch in component {
-                if ch == "/" || ch == "\\" { out.append("\\") }
-                out.append(ch)
-            }
-            return out
-        }.joined(separator: "/")
+        components.map { EscapedPath.escape($0, separator: "/") }.joined(separator: "/")
     }
 }
 

@@ -117,25 +117,7 @@ struct DottedKeyPath {
 
     init(_ text: String) {
         self.text = text
-        var components: [String] = []
-        var current = ""
-        var escaping = false
-        for ch in text {
-            if escaping {
-                current.append(ch)
-                escaping = false
-            } else if ch == "\\" {
-                escaping = true
-            } else if ch == "." {
-                components.append(current)
-                current = ""
-            } else {
-                current.append(ch)
-            }
-        }
-        if escaping { current.append("\\") }
-        components.append(current)
-        self.components = components
+        self.components = EscapedPath.split(text, separator: ".")
     }
 
     /// How a value is put at the key path.

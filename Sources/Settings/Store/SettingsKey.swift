@@ -1,3 +1,5 @@
+import SettingsPlist
+
 /// The address of a setting: a path of dictionary keys separated by `/`.
 ///
 /// `"Network/Proxy/host"` addresses `host` inside the `Proxy` dictionary inside `Network`, as in
@@ -26,25 +28,7 @@ public struct SettingsKey: Hashable, Sendable {
     ///
     /// - Parameter path: the key, e.g. `"Network/timeout"`.
     public init(_ path: String) {
-        var components: [String] = []
-        var current = ""
-        var escaping = false
-        for ch in path {
-            if escaping {
-                current.append(ch)
-                escaping = false
-            } else if ch == "\\" {
-                escaping = true
-            } else if ch == "/" {
-                components.append(current)
-                current = ""
-            } else {
-                current.append(ch)
-            }
-        }
-        if escaping { current.append("\\") }
-        components.append(current)
-        self.init(components: components)
+        self.init(components: EscapedPath.split(path, separator: "/"))
     }
 
     /// Creates a key from literal components; none of them is split at `/`.
@@ -96,13 +80,7 @@ public struct SettingsKey: Hashable, Sendable {
 
     /// A component written so that ``init(_:)`` reads it back as one component.
     public static func escape(_ component: String) -> String {
-        guard component.contains(where: { $0 == "/" || $0 == "\\" }) else { return component }
-        var out = ""
-        for ch in component {
-            if ch == "/" || ch == "\\" { out.append("\\") }
-            out.append(ch)
-        }
-        return out
+        EscapedPath.escape(component, separator: "/")
     }
 
     // The path is canonical (built from the components), so it alone decides equality: one
