@@ -24,9 +24,15 @@ struct CLI {
     }
 
     static func run(_ arguments: [String], environment: [String: String], in directory: URL? = nil) throws -> Output {
+        try launch(executable, arguments, environment: environment, in: directory)
+    }
+
+    /// Runs `program` with `arguments` and the test's environment plus `environment`; returns
+    /// its status and both outputs.
+    static func launch(_ program: URL, _ arguments: [String], environment: [String: String], in directory: URL? = nil) throws -> Output {
         let process = Process()
         if let directory { process.currentDirectoryURL = directory }
-        process.executableURL = executable
+        process.executableURL = program
         process.arguments = arguments
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         let out = Pipe(), err = Pipe()

@@ -10,20 +10,9 @@ extension CLI {
     /// permission bits do not apply), so "permission denied" can happen.
     static func runUnprivileged(_ arguments: [String], environment: [String: String] = [:]) throws -> Output {
         guard geteuid() == 0 else { return try run(arguments, environment: environment) }
-        let process = Process()
-        process.executableURL = URL(filePath: "/usr/bin/setpriv")
-        process.arguments = ["--reuid=65534", "--regid=65534", "--clear-groups", executable.path] + arguments
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let outData = out.fileHandleForReading.readDataToEndOfFile()
-        let errData = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Output(status: process.terminationStatus,
-                      stdout: String(decoding: outData, as: UTF8.self),
-                      stderr: String(decoding: errData, as: UTF8.self))
+        return try launch(URL(filePath: "/usr/bin/setpriv"),
+                          ["--reuid=65534", "--regid=65534", "--clear-groups", executable.path] + arguments,
+                          environment: environment)
     }
 }
 
