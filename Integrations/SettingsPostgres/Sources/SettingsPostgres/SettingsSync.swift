@@ -244,14 +244,7 @@ public final class SettingsSync: Sendable, Observable {
     /// Task { for await c in sync.conflicts { log(c.description) } }
     /// ```
     public var conflicts: AsyncStream<SettingsSyncConflict> {
-        let (stream, continuation) = AsyncStream<SettingsSyncConflict>.makeStream(bufferingPolicy: .bufferingNewest(10_000))
-        let id = shared.withLock { s in
-            s.nextSubscriber += 1
-            s.conflictSubscribers[s.nextSubscriber] = continuation
-            return s.nextSubscriber
-        }
-        continuation.onTermination = { [weak self] _ in self?.shared.withLock { _ = $0.conflictSubscribers.removeValue(forKey: id) } }
-        return stream
+        subscribe(\.conflictSubscribers)
     }
 
     /// Problems from now on that stop nothing: leaves over a limit (``SettingsSyncError/keyTooLong(key:bytes:components:)``,
@@ -263,13 +256,21 @@ public final class SettingsSync: Sendable, Observable {
     /// Task { for await problem in sync.problems { log(problem.description) } }
     /// ```
     public var problems: AsyncStream<SettingsSyncError> {
-        let (stream, continuation) = AsyncStream<SettingsSyncError>.makeStream(bufferingPolicy: .bufferingNewest(10_000))
+        subscribe(\.problemSubscribers)
+    }
+
+    /// A stream of the events sent to the subscribers at `list` from now on (the newest 10,000
+    /// kept for a slow reader); it leaves the list when its reader stops.
+    private func subscribe<Event: Sendable>(
+        _ list: any WritableKeyPath<Shared, [Int: AsyncStream<Event>.Continuation]> & Sendable
+    ) -> AsyncStream<Event> {
+        let (stream, continuation) = AsyncStream<Event>.makeStream(bufferingPolicy: .bufferingNewest(10_000))
         let id = shared.withLock { s in
             s.nextSubscriber += 1
-            s.problemSubscribers[s.nextSubscriber] = continuation
+            s[keyPath: list][s.nextSubscriber] = continuation
             return s.nextSubscriber
         }
-        continuation.onTermination = { [weak self] _ in self?.shared.withLock { _ = $0.problemSubscribers.removeValue(forKey: id) } }
+        continuation.onTermination = { [weak self] _ in self?.shared.withLock { _ = $0[keyPath: list].removeValue(forKey: id) } }
         return stream
     }
 
