@@ -259,6 +259,10 @@ struct SettingsFile {
                 }
             }
             let bytes = try encode(merged, for: target)
+            guard bytes.count <= options.maximumFileSize else {
+                // Never write what the next load refuses: the file keeps its last readable version.
+                throw SettingsError(.unstorable, path: target, detail: "not saved: it would be \(POSIXFile.byteCount(bytes.count)), more than the \(POSIXFile.byteCount(options.maximumFileSize)) a settings file may be (PersistenceOptions.maximumFileSize); the file is left as it was and the changes stay in memory")
+            }
             do {
                 known = try POSIXFile.replace(target, with: bytes, permissions: permissions, owner: owner)
             } catch {
