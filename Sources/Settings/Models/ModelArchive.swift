@@ -24,7 +24,7 @@ struct ModelArchive<Model: SettingsModel>: Sendable {
 
     /// A model file as this process last read or wrote it.
     struct FileState: Sendable {
-        var identity: POSIXFile.Identity
+        var identity: PlistFile.Identity
         /// Its dictionary as stored (before migrations).
         var dictionary: PlistDictionary
         var format: PlistFormat

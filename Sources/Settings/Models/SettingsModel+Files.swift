@@ -40,30 +40,40 @@ extension SettingsModel {
     ///   file (the old file is then unchanged).
     public func save(to url: URL, format: PlistFormat? = nil) throws(SettingsError) {
         let path = url.path
-        let target = POSIXFile.resolvingLinks(path)
+        let file: PlistFile.Target
+        do {
+            file = try PlistFile.target(of: path)
+        } catch {
+            throw SettingsError(.invalidFile, path: path, detail: "not saved: \(error)")
+        }
+        let target = file.path
         let remembered = ModelFiles.memory(for: path, as: Self.self)
-        var identity: POSIXFile.Identity?
+        var identity: PlistFile.Identity?
         var existing: PlistDictionary?
         var existingFormat: PlistFormat?
         var malformed: SettingsError?
-        if let known = remembered?.file, let current = try? POSIXFile.identity(of: target), current == known.identity {
+        if let known = remembered?.file, let current = try? PlistFile.identity(of: target), current == known.identity {
             // Unchanged since this process read or wrote it: no need to read it again.
             identity = current
             existing = known.dictionary
             existingFormat = known.format
         } else {
-            let read: (data: Data, identity: POSIXFile.Identity)?
+            let read: PlistFile.Contents?
             do {
-                read = try POSIXFile.read(target, followingLinks: false)
+                read = try PlistFile.read(target, followingLinks: false)
             } catch {
                 throw SettingsError(.invalidFile, path: target, detail: "not saved: \(error)")
             }
             if let read {
                 identity = read.identity
-                switch SettingsFile.parse(read.data, at: target) {
+                switch SettingsFile.parse(read.bytes, at: target) {
                 case .success(let (dictionary, detected)):
                     existing = dictionary
                     existingFormat = detected
+                case .failure(let problem) where file.isThroughLink:
+                    // Never moved aside or replaced: the link may have been planted.
+                    let reason = problem.underlying.map { "\($0)" } ?? problem.detail ?? "it does not parse"
+                    throw SettingsError(.invalidFile, path: target, detail: "not saved: " + file.notAPropertyList(reason).operation)
                 case .failure(let problem):
                     malformed = problem
                 }
@@ -104,9 +114,9 @@ extension SettingsModel {
             SettingsDiagnostics.report(SettingsDiagnostic(.fileError, problem.description))
         }
         try SettingsFile.createDirectory(of: target)
-        let newIdentity: POSIXFile.Identity
+        let newIdentity: PlistFile.Identity
         do {
-            newIdentity = try POSIXFile.replace(
+            newIdentity = try PlistFile.replace(
                 target, with: bytes, permissions: identity?.permissions ?? 0o600, owner: identity?.owner)
         } catch {
             throw SettingsError(.invalidFile, path: target, detail: "not saved: \(error)")
@@ -132,13 +142,15 @@ extension SettingsModel {
     ///   migration fails.
     public static func load(from url: URL) throws(SettingsError) -> Self {
         let path = url.path
-        let data: Data
-        let identity: POSIXFile.Identity
+        let data: [UInt8]
+        let identity: PlistFile.Identity
         do {
-            guard let read = try POSIXFile.read(path) else { throw SettingsError(.missingFile, path: path) }
-            data = read.data
+            guard let read = try PlistFile.read(PlistFile.target(of: path).path, followingLinks: false) else {
+                throw SettingsError(.missingFile, path: path)
+            }
+            data = read.bytes
             identity = read.identity
-        } catch let error as POSIXFile.Failure {
+        } catch let error as PlistFile.Failure {
             throw SettingsError(.invalidFile, path: path, detail: "\(error)")
         } catch let error as SettingsError {
             throw error
