@@ -73,6 +73,36 @@ extension PlistFile {
         try takeLock(path, waiting: false)
     }
 
+    /// Takes the lock at `path` as ``tryLock(_:)`` does, trying again (1 ms, then doubling up to
+    /// 50 ms between tries) while another process holds it, for at most `timeout`. It blocks the
+    /// calling thread: for synchronous callers (the `settings` tool, a model file's `save`),
+    /// never for Swift's cooperative pool.
+    ///
+    /// ```swift
+    /// guard let lock = try PlistFile.lock(lockPath, waitingAtMost: .seconds(2)) else {
+    ///     throw Busy()  // held elsewhere all that time
+    /// }
+    /// defer { lock.release() }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - path: the lock file (``lockPath(for:)``).
+    ///   - timeout: the longest wait.
+    /// - Returns: the lock, or `nil` when another process held it for all of `timeout`.
+    /// - Throws: ``Failure`` as ``tryLock(_:)`` does.
+    public static func lock(_ path: String, waitingAtMost timeout: Duration) throws(Failure) -> Lock? {
+        let start = ContinuousClock.now
+        var pause = 1_000_000  // nanoseconds
+        while true {
+            if let lock = try tryLock(path) { return lock }
+            guard ContinuousClock.now - start < timeout else { return nil }
+            var request = timespec(tv_sec: 0, tv_nsec: pause)
+            var remaining = timespec()
+            while nanosleep(&request, &remaining) != 0 && errno == EINTR { request = remaining }
+            pause = min(pause * 2, 50_000_000)
+        }
+    }
+
     /// Takes the lock at `path`, waiting in `flock` as long as another process holds it. Only
     /// for a thread of its own that can be abandoned (the Settings store's lock waiter): the
     /// wait has no bound.

@@ -151,20 +151,16 @@ enum Files {
            (try? PlistFile.identity(of: lockPath)) == .some(nil) {
             return nil
         }
-        let start = ContinuousClock.now
-        var pause = 1_000  // microseconds
-        while true {
-            do {
-                if let lock = try PlistFile.tryLock(lockPath) { return lock }
-            } catch {
-                throw .failure("\(path): \(error)")
-            }
-            guard ContinuousClock.now - start < .seconds(2) else {
-                throw .failure("\(path): another process held the lock \(lockPath) for longer than 2 seconds; not written")
-            }
-            usleep(useconds_t(pause))
-            pause = min(pause * 2, 50_000)
+        let lock: PlistFile.Lock?
+        do {
+            lock = try PlistFile.lock(lockPath, waitingAtMost: .seconds(2))
+        } catch {
+            throw .failure("\(path): \(error)")
         }
+        guard let lock else {
+            throw .failure("\(path): another process held the lock \(lockPath) for longer than 2 seconds; not written")
+        }
+        return lock
     }
 
     /// Releases a lock taken with ``lock(for:path:isApplication:)``, removing a lock file it

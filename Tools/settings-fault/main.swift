@@ -7,6 +7,9 @@
 //                                              at once; then exit(0) without a flush
 //   settings-fault defaults-writer SUITE PREFIX COUNT
 //                                              the same through UserDefaults(suiteName:) + synchronize()
+//   settings-fault model-edit FILE FIELD VALUE loads a model file (fields `name` and `theme`), prints
+//                                              "loaded", waits for a line on standard input, sets
+//                                              FIELD to VALUE, saves, prints "saved"
 import Foundation
 import Settings
 
@@ -66,6 +69,25 @@ case "defaults-writer":
         defaults.set(i, forKey: "\(args[1])-\(i)")
         defaults.synchronize()
     }
+case "model-edit":
+    guard args.count == 3, ["name", "theme"].contains(args[1]) else { fail("usage: settings-fault model-edit FILE name|theme VALUE") }
+    let url = URL(filePath: args[0])
+    do {
+        var profile = try SharedProfile.load(from: url)
+        FileHandle.standardOutput.write(Data("loaded\n".utf8))
+        _ = readLine()
+        if args[1] == "name" { profile.name = args[2] } else { profile.theme = args[2] }
+        try profile.save(to: url)
+        FileHandle.standardOutput.write(Data("saved\n".utf8))
+    } catch {
+        fail("\(error)")
+    }
 default:
     fail("unknown mode \(mode)")
+}
+
+/// The model file two `model-edit` processes share.
+struct SharedProfile: SettingsModel, Codable {
+    var name = "Guest"
+    var theme = "light"
 }

@@ -210,6 +210,13 @@ struct SettingsFile {
         }
         let (file, lockPath) = try resolved()
         let target = file.path
+        if file.isThroughLink, known == nil || (try? PlistFile.identity(of: target)) != known,
+           case .unusable(var problem) = read(file) {
+            // Nothing is created beside a file a link leads to (not even the lock) before it is
+            // known to be a property list.
+            problem.append(detail: "not saved; the changes are kept in memory")
+            throw problem
+        }
         try Self.createDirectory(of: target)
         let lock: PlistFile.Lock
         if let held = lockWaiter?.take() {
