@@ -79,6 +79,7 @@ extension SettingsModel {
                 SettingsDiagnostics.report(SettingsDiagnostic(.fileError, SettingsFile.binaryFallbackMessage(target, reason)))
             }
         }
+        try SettingsFile.checkSize(bytes, limit: PlistFile.maximumSize, for: target)
         if let identity, var problem = malformed {
             let destination: String?
             do {

@@ -292,6 +292,7 @@ struct SettingsFile {
                 }
             }
             let bytes = try encode(merged, for: target)
+            try Self.checkSize(bytes, limit: options.maximumFileSize, for: target)
             do {
                 known = try PlistFile.replace(target, with: bytes, permissions: permissions, owner: owner)
             } catch {
@@ -317,6 +318,14 @@ struct SettingsFile {
             diagnostics.append(SettingsDiagnostic(.fileError, Self.binaryFallbackMessage(target, reason)))
         }
         return encoded.bytes
+    }
+
+    /// Refuses to write more than `limit` bytes: a file this process (or the next) would then
+    /// refuse to load. Shared by the store's file and model files.
+    static func checkSize(_ bytes: Data, limit: Int, for target: String) throws(SettingsError) {
+        guard bytes.count <= limit else {
+            throw SettingsError(.invalidFile, path: target, detail: "not saved: \(PlistFile.tooLarge(bytes.count, limit: limit).operation), so it could not be loaded again")
+        }
     }
 
     /// `dictionary` as `format`; when that is XML and XML cannot carry a value in it, as binary
