@@ -68,6 +68,7 @@ struct ModelFileSharingTests {
             #expect(stored["name"] == "Ada", "round \(round): the name change was lost")
             #expect(stored["theme"] == "dark", "round \(round): the theme change was lost")
             #expect(stored["extra"] == "kept")
+            #expect(try FileManager.default.contentsOfDirectory(atPath: dir.url.path) == ["profile.plist"])  // no lock file left
         }
     }
 

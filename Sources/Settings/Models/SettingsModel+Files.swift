@@ -55,7 +55,9 @@ extension SettingsModel {
         }
         try SettingsFile.createDirectory(of: target)
         let lock = try ModelFiles.lock(target)
-        defer { lock.release() }
+        // A model file is not a settings domain: a lock file this save had to create is removed
+        // again, while still held (every taker of the lock checks it still holds the file there).
+        defer { lock.release(removingFile: lock.created) }
         // Under the lock: what is stored now, which another process may have saved since.
         let (identity, existing, existingFormat, malformed) = try ModelFiles.readExisting(file, remembered: remembered?.file)
         let changedElsewhere = remembered?.file != nil && remembered?.file?.identity != identity
