@@ -110,7 +110,7 @@ enum ConvertCommand: Command {
     static func target(for file: String, _ args: PlutilArguments) -> String {
         if let output = args.output { return output }
         guard let ext = args.outputExtension else { return file }
-        let name = Files.name(of: file)
+        let name = PlistFile.name(of: file)
         guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { return file + "." + ext }
         return String(file.dropLast(name.distance(from: dot, to: name.endIndex))) + "." + ext
     }
