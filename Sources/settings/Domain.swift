@@ -22,11 +22,26 @@ struct Domain {
         guard !argument.isEmpty else { throw .usage("DOMAIN must not be empty") }
         self.argument = argument
         if Self.isFileArgument(argument) {
+            try Self.checkFile(argument)
             path = argument
             isApplication = false
         } else {
+            guard argument != "." && argument != ".." else {
+                throw .usage("DOMAIN '\(argument)' is not an application name (its file would be outside \(Self.configDirectory())/NAME/); name a file as ./FILE.plist")
+            }
             path = Self.configDirectory() + "/" + argument + "/settings.plist"
             isApplication = true
+        }
+    }
+
+    /// Refuses a `DOMAIN` with a `/` that cannot name a file: one ending in `/`, `.` or `..`, or
+    /// naming a directory.
+    private static func checkFile(_ argument: String) throws(CLIError) {
+        let last = argument.split(separator: "/", omittingEmptySubsequences: false).last ?? ""
+        var s = stat()
+        let isDirectory = stat(argument, &s) == 0 && (s.st_mode & S_IFMT) == S_IFDIR
+        guard !last.isEmpty, last != ".", last != "..", !isDirectory else {
+            throw .usage("DOMAIN '\(argument)' is a directory, not a settings file or an application name")
         }
     }
 

@@ -22,7 +22,50 @@ protocol Command {
 @main
 enum SettingsTool {
     static func main() {
+        if let problem = invalidArgument() {
+            Console.error(problem)
+            exit(ExitStatus.usage.rawValue)
+        }
         exit(run(Array(CommandLine.arguments.dropFirst())).rawValue)
+    }
+
+    /// The first argument that is not valid UTF-8, described, or `nil`. `CommandLine.arguments`
+    /// has already replaced invalid bytes with U+FFFD, so `delete MyApp $'caf\xe8'` would act on
+    /// a key the user did not name (or `write` would store text they did not give): the raw
+    /// `argv` bytes are checked instead, and such an argument is refused.
+    static func invalidArgument() -> String? {
+        for index in 1..<Int(CommandLine.argc) {
+            guard let pointer = CommandLine.unsafeArgv[index] else { continue }
+            let bytes = UnsafeBufferPointer(start: UnsafeRawPointer(pointer).assumingMemoryBound(to: UInt8.self),
+                                            count: strlen(pointer))
+            if let shown = escapedIfInvalidUTF8(bytes) {
+                return "argument \(index) ('\(shown)') is not valid UTF-8: keys, values and names must be UTF-8 text"
+            }
+        }
+        return nil
+    }
+
+    /// `bytes` with each byte that is not part of valid UTF-8 shown as `\xHH`, or `nil` when
+    /// all of it is valid UTF-8.
+    static func escapedIfInvalidUTF8(_ bytes: UnsafeBufferPointer<UInt8>) -> String? {
+        var shown = ""
+        var valid = true
+        var iterator = bytes.makeIterator()
+        var parser = Unicode.UTF8.ForwardParser()
+        var offset = 0
+        while true {
+            switch parser.parseScalar(from: &iterator) {
+            case .valid(let encoded):
+                shown.unicodeScalars.append(Unicode.UTF8.decode(encoded))
+                offset += encoded.count
+            case .error(let length):
+                valid = false
+                for byte in bytes[offset ..< offset + length] { shown += "\\x" + String(byte, radix: 16, uppercase: true) }
+                offset += length
+            case .emptyInput:
+                return valid ? nil : shown
+            }
+        }
     }
 
     /// Every command, in the order `settings --help` lists them.

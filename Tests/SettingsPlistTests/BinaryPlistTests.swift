@@ -153,6 +153,21 @@ struct BinaryPlistTests {
         #expect(try readBinary(file) == ["a": 1])
     }
 
+    @Test("a lone UTF-16 surrogate, in a key or a value, is an error at its object: never U+FFFD, never two keys made one")
+    func loneSurrogates() throws {
+        // {"a\u{D800}": 1, "a\u{DC00}": 2}: both keys used to read as "a\u{FFFD}", and one value was dropped.
+        let keys: [[UInt8]] = [[0xD2, 1, 2, 3, 4], [0x62, 0, 0x61, 0xD8, 0x00], [0x62, 0, 0x61, 0xDC, 0x00], [0x10, 1], [0x10, 2]]
+        let keyError = try #require(readError(RawBPlist(objects: keys).bytes))
+        #expect(keyError.message.contains("lone surrogate (0xD800, unit 1)"))
+        #expect(keyError.position == .offset(13))
+        // A value: "x", then a high surrogate with no low one after it.
+        let value = try #require(readError(RawBPlist(objects: [[0x62, 0, 0x78, 0xD8, 0x3D]]).bytes))
+        #expect(value.message.contains("lone surrogate (0xD83D, unit 1)"))
+        #expect(value.position == .offset(8))
+        // A pair is one character.
+        #expect(try readBinary(RawBPlist(objects: [[0x62, 0xD8, 0x3D, 0xDE, 0x00]]).bytes) == "😀")
+    }
+
     @Test("header bplist0? is accepted, other versions and magics are not")
     func headers() throws {
         let object: [[UInt8]] = [[0x09]]
