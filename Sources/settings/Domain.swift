@@ -34,13 +34,12 @@ struct Domain {
         }
     }
 
-    /// Refuses a `DOMAIN` with a `/` that cannot name a file: one ending in `/`, `.` or `..`, or
-    /// naming a directory.
+    /// Refuses a `DOMAIN` with a `/` that cannot name a file: one ending in `/`, `.` or `..`.
+    /// (Any other path that is a directory fails when it is read, as every command that reads a
+    /// file says: "cannot read file: it is a directory, not a file".)
     private static func checkFile(_ argument: String) throws(CLIError) {
         let last = argument.split(separator: "/", omittingEmptySubsequences: false).last ?? ""
-        var s = stat()
-        let isDirectory = stat(argument, &s) == 0 && (s.st_mode & S_IFMT) == S_IFDIR
-        guard !last.isEmpty, last != ".", last != "..", !isDirectory else {
+        guard !last.isEmpty, last != ".", last != ".." else {
             throw .usage("DOMAIN '\(argument)' is a directory, not a settings file or an application name")
         }
     }
@@ -86,7 +85,21 @@ struct Domain {
         return contents
     }
 
-    var missing: CLIError { .failure("\(path): domain '\(argument)' does not exist") }
+    /// The error for a domain whose file does not exist: for a file argument, the one every
+    /// command that reads a file gives (`print`, `lint`: "cannot read file: no such file").
+    var missing: CLIError {
+        if !isApplication {
+            do { _ = try Files.read(path) } catch { return error }
+        }
+        return .failure("\(path): domain '\(argument)' does not exist")
+    }
+
+    /// The error for a key path with no value in `contents`, with a suggestion when one is near
+    /// ("did you mean 'Network/timeout'?", or the dotted form that would have matched).
+    func noValue(_ key: KeyPath, in contents: PlistDictionary) -> CLIError {
+        .failure("\(path): no value for key '\(key.path)'"
+                 + KeySuggestion.hint(for: key.path, components: key.components, in: .dictionary(contents), separator: "/"))
+    }
 
     static func dictionary(_ value: PlistValue, path: String) throws(CLIError) -> PlistDictionary {
         guard case .dictionary(let dictionary) = value else {

@@ -168,7 +168,8 @@ enum ExtractCommand: Command {
 
         Prints the value at KEYPATH (plutil's syntax: keys and array indexes separated by '.',
         '\\.' for a dot inside a key) in FORMAT: a plist, JSON (-r: indented), or raw: a string as
-        it is, numbers, true/false, dates in ISO 8601, data in base64 (-n: no newline after it).
+        it is, numbers, true/false, dates in ISO 8601, data in base64, an array's count, a
+        dictionary's keys one per line (-n: no newline after it).
         Without -o the result goes to standard output (plutil replaces FILE). -expect TYPE exits
         1 unless the value has that type (see `settings type`).
         """
@@ -199,8 +200,10 @@ enum ExtractCommand: Command {
             case .date: text = value.description
             case .data(let d): text = d.base64EncodedString()
             case .integer, .real: text = value.displayText
-            default:
-                throw .failure("\(file): the value at key path '\(keyPath.text)' is \(value.typeNameWithArticle); raw prints only strings, numbers, Booleans, dates and data (use xml1 or json)")
+            case .array(let items): text = String(items.count)                 // as plutil: the count
+            case .dictionary(let dict): text = dict.keys.joined(separator: "\n")  // as plutil: each key on a line
+            case .uid:
+                throw .failure("\(file): the value at key path '\(keyPath.text)' is \(value.typeNameWithArticle); raw has no form for it (use xml1 or json)")
             }
             bytes = Array((args.noNewline ? text : text + "\n").utf8)
         default:

@@ -167,7 +167,7 @@ enum SettingsTool {
             return .success
         } catch {
             if !error.message.isEmpty { Console.error(error.message) }
-            if error.status == .usage { Console.print("Run 'settings \(command.name) --help' for usage.", to: .error) }
+            if error.status == .usage && error.hintsHelp { Console.print("Run 'settings \(command.name) --help' for usage.", to: .error) }
             return error.status
         }
     }

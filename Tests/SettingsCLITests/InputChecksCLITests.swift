@@ -24,9 +24,15 @@ struct InputChecksCLITests {
         let dir = try TempDir()
         try FileManager.default.createDirectory(atPath: dir.path("sub"), withIntermediateDirectories: true)
         let out = try CLI.run(["write", domain, "k", "v"], environment: [:], in: dir.url)
-        #expect(out.status == 2)
-        #expect(out.stderr.contains("is a directory, not a settings file or an application name"))
+        if domain == "./sub" {  // could be a file: refused when read, as every command says it
+            #expect(out.status == 1)
+            #expect(out.stderr == "settings: ./sub: cannot read file: it is a directory, not a file\n")
+        } else {
+            #expect(out.status == 2)
+            #expect(out.stderr.contains("DOMAIN '\(domain)' is a directory, not a settings file or an application name"))
+        }
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path("sub")).isEmpty)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path("")) == ["sub"])
     }
 
     /// Runs the tool through `sh` so that an argument can hold bytes that are not UTF-8
