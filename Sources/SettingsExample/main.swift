@@ -100,7 +100,12 @@ func run(arguments: [String]) async throws {
     let text = String(decoding: try Data(contentsOf: file), as: UTF8.self)
     print(text.split(separator: "\n").map { "   | " + $0 }.joined(separator: "\n"))
 
-    print("\n5. Another process edits the file (here: a second store on it); this one reloads it:")
+    // Not a second process: a second store in this process, which edits the file as another
+    // program would (the same advisory lock, an atomic save); this store learns of it only
+    // through its file watcher, as it would of another process's edit.
+    print("\n5. The file is edited from outside this store (a second store on the same file, in this process,")
+    print("   edits it as another program would: lock, atomic save); this store sees it through its file watcher.")
+    print("   From a real second process: swift run settings write SettingsExample theme dark (while a program runs).")
     let changes = store.changes                      // observing starts here
     let other = SettingsStore.file(file, externalChanges: .ignored)
     other["theme"] = .string(settings.theme == Theme.dark ? "light" : "dark")
