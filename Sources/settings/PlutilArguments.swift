@@ -14,7 +14,7 @@ struct PlutilArguments {
     var outputExtension: String?
     /// `-r`: readable JSON.
     var readable = false
-    /// `-n`: no newline after raw output.
+    /// `-n`: no newline after raw output (extract raw, type).
     var noNewline = false
     /// `-s`: silent on success.
     var silent = false
@@ -47,7 +47,9 @@ struct PlutilArguments {
                 optionsEnded = true
                 continue
             }
-            guard allowed.contains(arg) || (allowed.contains("TYPE") && Self.typeFlags.contains(arg)) else {
+            // -s and -n are taken by every plutil verb, as plutil takes them (where they change
+            // nothing, they are accepted and ignored, as there).
+            guard allowed.contains(arg) || arg == "-s" || arg == "-n" || (allowed.contains("TYPE") && Self.typeFlags.contains(arg)) else {
                 throw .usage("\(command): unknown option \(arg)")
             }
             switch arg {

@@ -73,7 +73,7 @@ enum SettingsTool {
         ReadCommand.self, ReadTypeCommand.self, WriteCommand.self, DeleteCommand.self, RenameCommand.self,
         KeysCommand.self, DomainsCommand.self, FindCommand.self, ImportCommand.self, ExportCommand.self,
         PrintCommand.self, ConvertCommand.self, LintCommand.self, ExtractCommand.self, TypeCommand.self,
-        InsertCommand.self, ReplaceCommand.self, RemoveCommand.self, DiffCommand.self,
+        InsertCommand.self, ReplaceCommand.self, RemoveCommand.self, CreateCommand.self, DiffCommand.self,
     ] }
 
     /// The command called `name`: a switch, so that starting one command instantiates no array
@@ -98,6 +98,7 @@ enum SettingsTool {
         case InsertCommand.name: InsertCommand.self
         case ReplaceCommand.name: ReplaceCommand.self
         case RemoveCommand.name: RemoveCommand.self
+        case CreateCommand.name: CreateCommand.self
         case DiffCommand.name: DiffCommand.self
         default: nil
         }
@@ -113,6 +114,7 @@ enum SettingsTool {
         "-insert": (InsertCommand.self, []),
         "-replace": (ReplaceCommand.self, []),
         "-remove": (RemoveCommand.self, []),
+        "-create": (CreateCommand.self, []),
     ] }
 
     /// The tool's own help text.
@@ -126,7 +128,7 @@ enum SettingsTool {
         ]
         for c in commands { lines.append("  " + c.name.padding(toLength: 10) + c.summary) }
         lines.append("")
-        lines.append("plutil's forms work too: -p, -lint, -convert, -extract, -type, -insert, -replace, -remove.")
+        lines.append("plutil's forms work too: -p, -lint, -convert, -extract, -type, -insert, -replace, -remove, -create.")
         lines.append("Values under secret-named keys (password, token, apiKey...) print as <redacted> in")
         lines.append("read, print and diff; --show-secrets prints them.")
         lines.append("Run 'settings COMMAND --help' for a command's arguments.")
