@@ -22,11 +22,25 @@ struct Domain {
         guard !argument.isEmpty else { throw .usage("DOMAIN must not be empty") }
         self.argument = argument
         if Self.isFileArgument(argument) {
+            try Self.checkFile(argument)
             path = argument
             isApplication = false
         } else {
+            guard argument != "." && argument != ".." else {
+                throw .usage("DOMAIN '\(argument)' is not an application name (its file would be outside \(Self.configDirectory())/NAME/); name a file as ./FILE.plist")
+            }
             path = Self.configDirectory() + "/" + argument + "/settings.plist"
             isApplication = true
+        }
+    }
+
+    /// Refuses a `DOMAIN` with a `/` that cannot name a file: one ending in `/`, `.` or `..`.
+    /// (Any other path that is a directory fails when it is read, as every command that reads a
+    /// file says: "cannot read file: it is a directory, not a file".)
+    private static func checkFile(_ argument: String) throws(CLIError) {
+        let last = argument.split(separator: "/", omittingEmptySubsequences: false).last ?? ""
+        guard !last.isEmpty, last != ".", last != ".." else {
+            throw .usage("DOMAIN '\(argument)' is a directory, not a settings file or an application name")
         }
     }
 
@@ -76,7 +90,21 @@ struct Domain {
         return contents
     }
 
-    var missing: CLIError { .failure("\(path): domain '\(argument)' does not exist") }
+    /// The error for a domain whose file does not exist: for a file argument, the one every
+    /// command that reads a file gives (`print`, `lint`: "cannot read file: no such file").
+    var missing: CLIError {
+        if !isApplication {
+            do { _ = try Files.read(path) } catch { return error }
+        }
+        return .failure("\(path): domain '\(argument)' does not exist")
+    }
+
+    /// The error for a key path with no value in `contents`, with a suggestion when one is near
+    /// ("did you mean 'Network/timeout'?", or the dotted form that would have matched).
+    func noValue(_ key: KeyPath, in contents: PlistDictionary) -> CLIError {
+        .failure("\(path): no value for key '\(key.path)'"
+                 + KeySuggestion.hint(for: key.path, components: key.components, in: .dictionary(contents), separator: "/"))
+    }
 
     static func dictionary(_ value: PlistValue, path: String) throws(CLIError) -> PlistDictionary {
         guard case .dictionary(let dictionary) = value else {

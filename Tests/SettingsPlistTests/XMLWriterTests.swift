@@ -20,8 +20,9 @@ import Testing
 
     // MARK: Whole documents
 
-    /// The corpus file `writers/xml_written_by_cf.plist`, written by CoreFoundation (keys in
-    /// sorted order there, so the same order here).
+    /// Apple's layout, as CoreFoundation writes it and as the fixture
+    /// `writers/xml_written_by_plistlib.plist` (written by CPython's plistlib, which follows it)
+    /// has it (keys in sorted order there, so the same order here).
     static let writtenByCoreFoundation = """
         <?xml version="1.0" encoding="UTF-8"?>
         <!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
@@ -83,7 +84,7 @@ import Testing
         #expect(String(decoding: bytes, as: UTF8.self) == Self.writtenByCoreFoundation)
     }
 
-    static let corpusFile = ConformanceCorpus.root + "/writers/xml_written_by_cf.plist"
+    static let corpusFile = PlistFixtures.root + "/writers/xml_written_by_plistlib.plist"
 
     /// Layout of every kind of value, as Foundation on Linux lays it out (its
     /// PropertyListSerialization for data, dates, escapes, extreme integers, deep data lines;
