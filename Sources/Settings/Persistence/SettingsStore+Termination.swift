@@ -159,9 +159,9 @@ enum PendingSaves {
         tryLocking(patience: patience) { stores.withLockIfAvailable { Array($0.values) } }
     }
 
-    /// How long the exit hook and the termination handler wait for a lock that another thread
-    /// holds (locks are held for microseconds; one held longer is held by the exiting thread).
-    static let lockPatience: Duration = .milliseconds(50)
+    /// How long the exit hook and the termination handler try a lock that another thread may
+    /// hold (locks are held for microseconds; one held this long is held by the exiting thread).
+    static let lockPatience: Duration = .milliseconds(500)
 
     /// How long the save at exit waits with no store finishing before it gives up on the rest:
     /// the longest time a pending store's flush may wait (its lock timeout plus twice its settle
@@ -183,29 +183,30 @@ enum PendingSaves {
 
     /// Saves every pending store concurrently, in passes: writes that other threads make
     /// meanwhile are saved by the next pass (at most three). All passes together end within
-    /// `bound`, or (`nil`) when no save finished for ``exitStall(_:)``. Stores whose lock stays
-    /// held (by the calling thread, interrupted by a signal) are not waited for. Failures are
-    /// reported to each store's diagnostics handler, naming `when`.
+    /// `bound`, or (`nil`) when no save finished for ``exitStall(_:)``. Nothing here waits for a
+    /// store's lock: each store saves on its own thread, so a lock the calling thread holds
+    /// (`exit()` from a signal handler that interrupted a write) stalls only that store's save,
+    /// which is given up at the bound and reported as such. Failures are reported to each
+    /// store's diagnostics handler, naming `when`.
     static func saveAll(within bound: Duration?, when: String) {
         let start = ContinuousClock.now
         var given = Set<ObjectIdentifier>()
         for _ in 0..<3 {
             guard let pending = allIfAvailable(patience: lockPatience) else { return }
-            var ready: [SettingsStore] = []
-            for store in pending where !given.contains(ObjectIdentifier(store)) {
-                if tryLocking(patience: lockPatience, { store.storage.withLockIfAvailable { _ in true } }) == nil {
-                    given.insert(ObjectIdentifier(store))
-                    store.report(SettingsDiagnostic(.fileError, "\(store.url?.path ?? "?"): the store's lock is held by the thread that is ending the process (exit() called from a signal handler, or while a store callback ran); \(when) its unsaved changes are lost"))
-                } else {
-                    ready.append(store)
-                }
-            }
+            let ready = pending.filter { !given.contains(ObjectIdentifier($0)) }
             guard !ready.isEmpty else { return }
             let round = SaveRound(ready)
             let outcome = bound.map { round.finish(within: $0 - (ContinuousClock.now - start)) } ?? round.finish(stalledFor: exitStall(ready))
             for (store, error) in outcome.failures {
                 given.insert(ObjectIdentifier(store))
-                store.report(SettingsDiagnostic(.fileError, "\(error) (\(when): these changes are lost)"))
+                // A save that never finished, on a store whose lock is still not free: its lock is
+                // held by this thread, which will not release it.
+                if error.detail?.hasPrefix("still saving") == true,
+                   tryLocking(patience: lockPatience, { store.storage.withLockIfAvailable { _ in true } }) == nil {
+                    store.report(SettingsDiagnostic(.fileError, "\(store.url?.path ?? "?"): the store's lock is held by the thread that is ending the process (exit() called from a signal handler, or while a store callback ran); \(when) its unsaved changes are lost"))
+                } else {
+                    store.report(SettingsDiagnostic(.fileError, "\(error) (\(when): these changes are lost)"))
+                }
             }
         }
     }
