@@ -28,6 +28,10 @@ public struct SettingsChange: Hashable, Sendable, CustomStringConvertible {
         /// A sync integration applied values written on another device (see
         /// ``SettingsStore/applyToUserLayer(_:origin:onlyIf:)``).
         case sync
+        /// Not a change itself: a ``SettingsStore/changes(bufferingNewest:)`` sequence whose
+        /// consumer fell behind dropped its oldest changes; `keys` lists every key they named
+        /// (re-read them).
+        case overflow
     }
 
     /// The key paths whose effective value changed, in no particular order. A key path may name

@@ -143,6 +143,8 @@ public actor SettingsStore {
     /// (In a struct: a function value kept directly in a `Mutex` piles up re-abstraction thunks
     /// each time it passes `inout` through `locked`, making each report slower than the last.)
     nonisolated let diagnosticsHandlerBox = Mutex(DiagnosticsHandlerSlot(call: nil))
+    /// The type mismatch last reported for each key (see ``report(_:)``).
+    nonisolated let reportedMismatches = Mutex<[SettingsKey: ReportedMismatch]>([:])
     /// Who listens to ``persistenceUpdates``.
     nonisolated let statusListeners = Mutex(StatusListeners())
     /// Persistence work owned by the store's executor.
@@ -157,8 +159,14 @@ public actor SettingsStore {
         executor.asUnownedSerialExecutor()
     }
 
+    /// Whether the file watcher holds an entry for the store (given back when it is freed).
+    nonisolated let watched = Atomic<Bool>(false)
+
+    /// A store is freed once nothing refers to it and it has no unsaved changes (until then
+    /// ``PendingSaves`` holds it): its thread ends and its file watch is removed.
     deinit {
         executor.stop()
+        if watched.load(ordering: .acquiring) { FileWatcher.shared.unwatch(ObjectIdentifier(self)) }
     }
 
     /// The format the file is written in: an existing file's own, else the one asked for.
@@ -181,6 +189,9 @@ public actor SettingsStore {
         self.storage = Mutex(State())
         self.loaded = Atomic(url == nil)
         self.status = Mutex(PersistenceStatus(format: format))
+        if url != nil {
+            executor.onStartFailure.locked { $0 = { [weak self] error in self?.reportThreadFailure(error) } }
+        }
     }
 
     /// A store that keeps everything in memory: for tests and previews.
