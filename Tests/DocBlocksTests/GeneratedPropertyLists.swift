@@ -17,8 +17,8 @@ fileprivate func sample_PropertyLists_33() async throws {
     _ = bytes
 }
 
-// Docs/PropertyLists.md:107
-fileprivate func sample_PropertyLists_107() async throws {
+// Docs/PropertyLists.md:109
+fileprivate func sample_PropertyLists_109() async throws {
     var encoder = PlistEncoder()
     encoder.outputFormat = .binary
     let data = try encoder.encode(profile)

@@ -223,19 +223,20 @@ struct BinaryPlistTests {
         #expect(readError(RawBPlist(objects: [[0x84, 1, 0, 0, 0, 0]]).bytes)?.code == .corruptBinary)
     }
 
-    @Test("strings: ASCII, Latin-1 fallback, UTF-16 with pairs, lone surrogates, empty forms")
+    @Test("strings: ASCII, Latin-1 fallback, UTF-16 with pairs, empty forms; a lone surrogate is an error")
     func strings() throws {
         let objects: [[UInt8]] = [
-            [0xA6, 1, 2, 3, 4, 5, 6],
+            [0xA5, 1, 2, 3, 4, 5],
             [0x53] + Array("a\u{0}b".utf8),
             [0x52, 0x63, 0xE9],                         // Latin-1 "cé"
             [0x63, 0xD8, 0x3D, 0xDE, 0x00, 0x00, 0x41], // 😀A
-            [0x62, 0xDC, 0x00, 0x00, 0x42],             // lone low surrogate, B
             [0x50],
             [0x60],
         ]
         let value = try readBinary(RawBPlist(objects: objects).bytes)
-        #expect(value == ["a\u{0}b", "cé", "😀A", "\u{FFFD}B", "", ""])
+        #expect(value == ["a\u{0}b", "cé", "😀A", "", ""])
+        // A lone low surrogate, then B: refused (it used to read as "\u{FFFD}B").
+        #expect(readError(RawBPlist(objects: [[0xA1, 1], [0x62, 0xDC, 0x00, 0x00, 0x42]]).bytes)?.code == .invalidValue)
         let long = [UInt8](repeating: 0x61, count: 300)
         #expect(try readBinary(RawBPlist(objects: [[0x5F, 0x11, 0x01, 0x2C] + long], offsetSize: 2).bytes) == .string(String(repeating: "a", count: 300)))
     }
@@ -250,16 +251,17 @@ struct BinaryPlistTests {
         #expect(value == ["k": 1, "j": 2])
     }
 
-    @Test("duplicate keys are found by text: ASCII and UTF-16 forms, and lone surrogates read as U+FFFD")
+    @Test("duplicate keys are found by text: ASCII and UTF-16 forms; lone surrogates are refused, never merged")
     func duplicateKeysByText() throws {
-        // {"k": 1, u"k": 2, u"\u{D800}": 3, u"\u{DBFF}": 4}: two distinct texts.
-        let objects: [[UInt8]] = [
-            [0xD4, 1, 2, 3, 4, 5, 6, 7, 8],
-            [0x51, 0x6B], [0x61, 0x00, 0x6B], [0x61, 0xD8, 0x00], [0x61, 0xDB, 0xFF],
-            [0x10, 1], [0x10, 2], [0x10, 3], [0x10, 4],
-        ]
-        let value = try readBinary(RawBPlist(objects: objects).bytes)
-        #expect(value == ["k": 1, "\u{FFFD}": 3])
+        // {"k": 1, u"k": 2}: one text, the first value wins.
+        let same: [[UInt8]] = [[0xD2, 1, 2, 3, 4], [0x51, 0x6B], [0x61, 0x00, 0x6B], [0x10, 1], [0x10, 2]]
+        #expect(try readBinary(RawBPlist(objects: same).bytes) == ["k": 1])
+        // {u"\u{D800}": 3, u"\u{DBFF}": 4}: two distinct keys that used to read as one "\u{FFFD}",
+        // dropping the 4. Now an error at the first key.
+        let lone: [[UInt8]] = [[0xD2, 1, 2, 3, 4], [0x61, 0xD8, 0x00], [0x61, 0xDB, 0xFF], [0x10, 3], [0x10, 4]]
+        let error = try #require(readError(RawBPlist(objects: lone).bytes))
+        #expect(error.message.contains("lone surrogate (0xD800, unit 0)"))
+        #expect(error.position == .offset(13))
     }
 
     @Test("dictionary keys must be strings")
