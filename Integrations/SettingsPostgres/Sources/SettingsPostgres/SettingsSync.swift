@@ -1,5 +1,7 @@
 public import Foundation
+public import Logging
 public import Observation
+public import ServiceLifecycle
 public import Settings
 import Synchronization
 
@@ -18,18 +20,46 @@ import Synchronization
 /// try await sync.synchronize()              // until up to date, or throws .offline
 /// ```
 ///
+/// It is a swift-service-lifecycle `Service`: in a `ServiceGroup`, ``run()`` returns after a
+/// graceful shutdown once pending pushes are sent (or after 5 s).
+///
+/// Each user is a PostgreSQL login role (``SettingsSyncAdmin/addUser(_:password:)``); the space
+/// is (that role, `app`), chosen by the server: a device sees and changes only its user's settings.
+///
 /// One process per settings file syncs (an exclusive lock on `.settings.sync.lock` beside it);
 /// others stay in ``SettingsSyncStatus/standby`` and take over within about 500 ms of its exit.
 /// The durable sync state lives in `settings.sync.plist` beside the settings file.
-public final class SettingsSync: Sendable, Observable {
+public final class SettingsSync: Sendable, Observable, Service {
     /// The store whose user layer syncs.
     public let store: SettingsStore
     /// The app id: the space on the server that this store's devices share.
     public let app: String
     /// Which keys sync.
     public let scope: SettingsSyncScope
+    /// What happens to secret keys.
+    public let secrets: SettingsSyncSecrets
+    /// Where the sync logs (connections, cycles, problems).
+    public let logger: Logger
 
-    let server: PostgresURL
+    /// This machine's clock (unix ms), plus a skew tests set to fake a wrong clock.
+    func localNowMs() -> Int64 {
+        Int64((Date().timeIntervalSince1970 * 1000).rounded()) + clockSkewMs.withLock { $0 }
+    }
+
+    let clockSkewMs = Mutex<Int64>(0)
+    /// Where the machine id is read (tests point it elsewhere).
+    let machineIDFile = Mutex(URL(filePath: "/etc/machine-id"))
+
+    /// A digest of this machine's id, or `nil` when there is none to read.
+    func machineID() -> String? {
+        let url = machineIDFile.withLock { $0 }
+        guard let bytes = try? SyncFiles.read(url, limit: 4096), !bytes.isEmpty else { return nil }
+        return String(UInt64(bitPattern: LeafDigest.of(bytes: bytes)), radix: 16)
+    }
+
+    /// The server; tests may point a running sync elsewhere (a closed port: a real refused connection).
+    let serverURL: Mutex<PostgresURL>
+    var server: PostgresURL { serverURL.withLock { $0 } }
     let settingsURL: URL
     private let registrar = ObservationRegistrar()
     let shared = Mutex(Shared())
@@ -44,6 +74,9 @@ public final class SettingsSync: Sendable, Observable {
         var events: AsyncStream<SyncEvent>.Continuation?
         var wake: SyncWake = []
         var tickQueued = false
+        var notifyQueued = false
+        /// The greatest change number announced since the engine last took it.
+        var notified: Int64 = 0
         /// Changed leaves and when they changed (unix ms, this machine's clock).
         var dirty: [SettingsKey: Int64] = [:]
         var requested = 0
@@ -73,25 +106,38 @@ public final class SettingsSync: Sendable, Observable {
     ///   - password: the password; overrides one in the URL.
     ///   - store: a file-backed store (``Settings/SettingsStore/file(_:format:autosaveDelay:externalChanges:options:)``
     ///     or `.shared`).
-    ///   - app: the space shared by this app's devices, 1–200 bytes.
+    ///   - app: the app id, 1–200 bytes without control characters; with the user's role it
+    ///     names the space on the server.
     ///   - scope: which keys sync (default all).
+    ///   - secrets: what happens to secret keys (default ``SettingsSyncSecrets/notSynced``: they stay here).
+    ///   - logger: where the sync logs (default: nowhere).
     /// - Throws: ``SettingsSyncError/invalidURL(_:)``, ``SettingsSyncError/tlsRequired(host:)``,
     ///   ``SettingsSyncError/invalidApp(_:)``.
     public static func postgres(
-        url: String, password: String? = nil, store: SettingsStore, app: String, scope: SettingsSyncScope = .all
+        url: String, password: String? = nil, store: SettingsStore, app: String, scope: SettingsSyncScope = .all,
+        secrets: SettingsSyncSecrets = .notSynced,
+        logger: Logger = Logger(label: "SettingsPostgres", factory: { _ in SwiftLogNoOpLogHandler() })
     ) throws(SettingsSyncError) -> SettingsSync {
-        guard (1...200).contains(app.utf8.count) else { throw .invalidApp(app) }
+        guard (1...200).contains(app.utf8.count), !app.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7f })
+        else { throw .invalidApp(app) }
         let server = try PostgresURL(url, password: password)
         guard let file = store.url else { throw .invalidURL("the store has no file: sync needs SettingsStore.file(_:)") }
-        return SettingsSync(store: store, app: app, scope: scope, server: server, settingsURL: file)
+        return SettingsSync(store: store, app: app, scope: scope, secrets: secrets, logger: logger, server: server, settingsURL: file)
     }
 
-    init(store: SettingsStore, app: String, scope: SettingsSyncScope, server: PostgresURL, settingsURL: URL) {
+    init(store: SettingsStore, app: String, scope: SettingsSyncScope, secrets: SettingsSyncSecrets, logger: Logger, server: PostgresURL, settingsURL: URL) {
         self.store = store
         self.app = app
         self.scope = scope
-        self.server = server
+        self.secrets = secrets
+        self.logger = logger
+        self.serverURL = Mutex(server)
         self.settingsURL = settingsURL
+    }
+
+    /// Whether `key` syncs: in scope, and not a secret unless secrets are encrypted.
+    func syncs(_ key: SettingsKey) -> Bool {
+        scope.includes(key) && (secrets.keyBytes != nil || !secrets.isSecret(key))
     }
 
     /// Where the durable sync state is kept: `settings.sync.plist` beside `settings.plist`.
@@ -135,7 +181,11 @@ public final class SettingsSync: Sendable, Observable {
             return s.stopped
         }
         if stoppedMeanwhile { task.cancel() }
-        await withTaskCancellationHandler { await task.value } onCancel: { task.cancel() }
+        await withGracefulShutdownHandler {
+            await withTaskCancellationHandler { await task.value } onCancel: { task.cancel() }
+        } onGracefulShutdown: { [self] in
+            drainThenStop()
+        }
         setStatus(.stopped)
         let (waiters, subs) = shared.withLock { s in
             s.stopped = true
@@ -149,6 +199,19 @@ public final class SettingsSync: Sendable, Observable {
         subs.0.forEach { $0.finish() }
         subs.1.forEach { $0.finish() }
         subs.2.forEach { $0.finish() }
+    }
+
+    /// Graceful shutdown: pending pushes are sent (at most 5 s), then ``stop()``.
+    func drainThenStop() {
+        let timer = Task { [self] in
+            do { try await Task.sleep(for: .seconds(5)) } catch { return }
+            stop()
+        }
+        Task { [self] in
+            try? await synchronize()
+            timer.cancel()
+            stop()
+        }
     }
 
     /// Stops ``run()``: closes the connection and releases the sync lock; streams finish.
@@ -316,7 +379,7 @@ public final class SettingsSync: Sendable, Observable {
     /// Records local changes with the time they happened: their clocks are stamped from it, so
     /// an edit made while offline or while the engine was busy keeps its place in time.
     func noteLocal(_ keys: [SettingsKey], keepingEarlier: Bool = false) {
-        let now = Int64((Date().timeIntervalSince1970 * 1000).rounded())
+        let now = localNowMs()
         let continuation = shared.withLock { s -> AsyncStream<SyncEvent>.Continuation? in
             for key in keys {
                 if keepingEarlier, s.dirty[key] != nil { continue }
@@ -329,10 +392,16 @@ public final class SettingsSync: Sendable, Observable {
         continuation?.yield(.wake)
     }
 
-    func takeWake() -> (SyncWake, [SettingsKey: Int64]) {
+    /// Why the engine was woken, and the local changes since (key: when it changed, unix ms).
+    struct Wake {
+        var reasons: SyncWake
+        var dirty: [SettingsKey: Int64]
+    }
+
+    func takeWake() -> Wake {
         shared.withLock { s in
             defer { s.wake = []; s.dirty = [:] }
-            return (s.wake, s.dirty)
+            return Wake(reasons: s.wake, dirty: s.dirty)
         }
     }
 
@@ -352,6 +421,24 @@ public final class SettingsSync: Sendable, Observable {
     }
 
     func tickConsumed() { shared.withLock { $0.tickQueued = false } }
+
+    /// Notes an announced change number; returns whether to queue a notification event (none is
+    /// waiting): a flood of notifications costs one pull.
+    func queueNotify(_ payload: String) -> Bool {
+        shared.withLock { s in
+            s.notified = max(s.notified, Int64(payload) ?? .max)
+            defer { s.notifyQueued = true }
+            return !s.notifyQueued
+        }
+    }
+
+    /// The greatest change number announced since the last call; the next notification queues an event.
+    func takeNotified() -> Int64 {
+        shared.withLock { s in
+            defer { s.notifyQueued = false; s.notified = 0 }
+            return s.notified
+        }
+    }
 
     var requestedRounds: Int { shared.withLock { $0.requested } }
 
@@ -388,7 +475,7 @@ struct SyncWake: OptionSet, Sendable {
 enum SyncEvent: Sendable {
     case wake
     case listening(Int)
-    case notify(Int, String)
+    case notify(Int)
     case lost(Int, String)
     case tick
 }
