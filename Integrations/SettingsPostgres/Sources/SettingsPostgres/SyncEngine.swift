@@ -502,10 +502,12 @@ final class SyncEngine {
         let secret = sync.secrets.isSecret(key)
         if secret, sync.secrets.keyBytes == nil { return .failure(.secretNotSynced(key: row.key)) }
         guard var buffer = row.value else { return .success((key, nil, 0)) }
-        guard buffer.readableBytes <= SyncLimits.valueBytes + (secret ? SyncSecrets.overhead : 0),
+        guard buffer.readableBytes <= SyncLimits.valueBytes + SyncSecrets.overhead,
               var bytes = buffer.readBytes(length: buffer.readableBytes)
         else { return bad("value over \(SyncLimits.valueBytes) bytes") }
-        if secret, let secretKey = sync.secrets.key {
+        // A sealed value is a secret wherever it is found (another device may mark more keys).
+        if secret || SyncSecrets.isSealed(bytes) {
+            guard let secretKey = sync.secrets.key else { return .failure(.secretNotSynced(key: row.key)) }
             guard let plain = SyncSecrets.open(bytes, key: secretKey, app: sync.app, path: row.key) else {
                 return bad("a secret not sealed with this device's key")
             }

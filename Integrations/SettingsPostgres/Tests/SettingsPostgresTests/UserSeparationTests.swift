@@ -77,7 +77,7 @@ struct UserSeparationTests {
                 "SELECT settings_sync_purge('0 days')",
             ]
             for sql in writes {
-                let state = await sqlState { try await conn.query(PostgresQuery(unsafeSQL: sql), logger: logger) }
+                let state = await sqlState { for try await _ in try await conn.query(PostgresQuery(unsafeSQL: sql), logger: logger) {} }
                 #expect(state == "42501", "\(sql) gave \(state ?? "success")")
             }
             // Every function B may call works on B's space only: the owner comes from the session.
@@ -132,7 +132,7 @@ struct UserSeparationTests {
                 "SELECT settings_sync_purge('0 days')",
             ]
             for sql in statements {
-                let state = await sqlState { try await conn.query(PostgresQuery(unsafeSQL: sql), logger: logger) }
+                let state = await sqlState { for try await _ in try await conn.query(PostgresQuery(unsafeSQL: sql), logger: logger) {} }
                 #expect(state == "42501", "\(sql) gave \(state ?? "success")")
             }
         }
