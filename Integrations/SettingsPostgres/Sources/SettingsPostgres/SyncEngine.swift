@@ -494,7 +494,14 @@ final class SyncEngine {
         func bad(_ reason: String) -> Result<(SettingsKey, PlistValue?, Int), SettingsSyncError> {
             .failure(.badRow(key: row.key, seq: row.seq, reason: reason))
         }
-        if let problem = SyncKeyRules.problem(row.key) { return bad(problem.description) }
+        switch SyncKeyRules.problem(row.key) {
+        case .keyTooLong(_, let bytes, let components)?:
+            return bad("not a valid key path: \(bytes) bytes, \(components) components (limits \(SyncLimits.keyBytes), \(SyncLimits.keyComponents))")
+        case .badKey(_, let reason)?:
+            return bad("not a valid key path: \(reason)")
+        default:
+            break
+        }
         let key = SettingsKey(row.key)
         guard row.hlc <= (nowMs + SyncLimits.futureMs) << 16 | 0xffff else {
             return bad("timestamp \(((row.hlc >> 16) - nowMs) / 1000) s ahead of the server clock")
