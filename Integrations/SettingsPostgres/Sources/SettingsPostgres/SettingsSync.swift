@@ -405,6 +405,10 @@ public final class SettingsSync: Sendable, Observable, Service {
         }
     }
 
+    /// How many pulls ran, and notifications arrived (for tests: a flood of notifications costs one pull).
+    let pullCount = Atomic<Int>(0)
+    let notificationCount = Atomic<Int>(0)
+
     /// How many conflicts and problems were reported so far (for tests).
     var reportedCounts: (conflicts: Int, problems: Int) { shared.withLock { ($0.conflictCount, $0.problemCount) } }
 
@@ -425,7 +429,8 @@ public final class SettingsSync: Sendable, Observable, Service {
     /// Notes an announced change number; returns whether to queue a notification event (none is
     /// waiting): a flood of notifications costs one pull.
     func queueNotify(_ payload: String) -> Bool {
-        shared.withLock { s in
+        notificationCount.add(1, ordering: .relaxed)
+        return shared.withLock { s in
             s.notified = max(s.notified, Int64(payload) ?? .max)
             defer { s.notifyQueued = true }
             return !s.notifyQueued

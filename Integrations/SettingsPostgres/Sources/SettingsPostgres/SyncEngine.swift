@@ -416,6 +416,7 @@ final class SyncEngine {
     /// Pulls to the end. Pages of 2,000 rows are applied in batches of up to 10,000 (one apply,
     /// one flush, two state saves per batch: a fresh device's download is not quadratic).
     func pullAll(_ conn: PostgresConnection) async throws {
+        sync.pullCount.add(1, ordering: .relaxed)
         let logger = self.logger, app = sync.app
         var seq = state.cursorSeq, key = state.cursorKey
         var batch: [Row] = []
@@ -590,12 +591,23 @@ final class SyncEngine {
         return size
     }
 
-    /// About how many bytes a leaf takes in the settings file, in the store's format: the binary
-    /// size for binary files, else the leaf encoded in that format (XML escapes and base64 can
-    /// make it several times larger) plus its key twice.
+    /// About how many bytes a leaf takes in the settings file, in the store's format (an upper
+    /// estimate): the binary size for binary files; for text formats its key elements, strings
+    /// with their escapes (`&amp;` is 5 bytes for 1), data in base64, arrays encoded.
     func fileSize(_ path: String, _ value: PlistValue, binary: Int) -> Int {
         if store.format == .binary { return path.utf8.count + binary }
-        return 2 * path.utf8.count + ((try? value.encodedBytes(as: store.format).count) ?? 5 * binary)
+        let components = path.utf8.count(where: { $0 == UInt8(ascii: "/") }) + 1
+        let keys = 2 * path.utf8.count + 32 * components
+        switch value {
+        case .string(let text):
+            return keys + 32 + text.utf8.reduce(0) { $0 + ($1 == UInt8(ascii: "&") ? 5 : $1 == UInt8(ascii: "<") || $1 == UInt8(ascii: ">") ? 4 : 1) }
+        case .data(let data):
+            return keys + 32 + (data.count + 2) / 3 * 4 * 70 / 68
+        case .array:
+            return keys + ((try? value.encodedBytes(as: store.format).count) ?? 6 * binary)
+        default:
+            return keys + 64
+        }
     }
 
     /// The space total of every live leaf except those at `excluded` paths (and pending ones when `settledOnly`).

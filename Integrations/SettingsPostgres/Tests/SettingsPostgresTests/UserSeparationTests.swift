@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import PostgresNIO
 import Settings
+import Synchronization
 import SettingsPlist
 import Testing
 @testable import SettingsPostgres
@@ -149,6 +150,30 @@ struct UserSeparationTests {
         }
         #expect(bRows == 0)
         await a.stop(); await b.stop()
+    }
+
+    @Test func aFloodOfNotificationsCostsOnePull() async throws {
+        let user = try await TestServer.makeUser("flood")
+        let app = uniqueApp()
+        let a = try TestDevice(app: app, url: user.url)
+        a.store["k"] = 1
+        try await a.synchronize()
+        let before = a.sync.pullCount.load(ordering: .relaxed)
+        let heardBefore = a.sync.notificationCount.load(ordering: .relaxed)
+        try await withTestConnection(user: (user.name, user.password)) { conn in
+            let channel = try await conn.query("SELECT channel FROM settings_sync_spaces WHERE app = \(app)", logger: logger)
+                .decode(String.self).reduce(into: "") { $0 = $1 }
+            // Distinct payloads (PostgreSQL folds identical ones), each ahead of the device's cursor.
+            try await conn.query("SELECT count(pg_notify(\(channel), (1000000 + g)::text)) FROM generate_series(1, 5000) g", logger: logger)
+        }
+        while a.sync.notificationCount.load(ordering: .relaxed) < heardBefore + 5000 {   // until all arrived
+            try await Task.sleep(for: .milliseconds(10))   // polling pace; the suite's time limit bounds it
+        }
+        a.store["k"] = 2
+        try await a.synchronize()
+        let pulls = a.sync.pullCount.load(ordering: .relaxed) - before
+        #expect(pulls < 20, "\(pulls) pulls for 5,000 notifications")
+        await a.stop()
     }
 
     @Test func installIsIdempotentAndCheckFindsALoosenedPolicy() async throws {
