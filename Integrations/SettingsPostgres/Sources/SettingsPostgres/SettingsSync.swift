@@ -72,6 +72,12 @@ public final class SettingsSync: Sendable, Observable, Service {
         var stopped = false
         var task: Task<Void, Never>?
         var events: AsyncStream<SyncEvent>.Continuation?
+        var inbox = Inbox()
+        var subscribers = Subscribers()
+    }
+
+    /// What wakes the engine, and who waits for it.
+    struct Inbox {
         var wake: SyncWake = []
         var tickQueued = false
         var notifyQueued = false
@@ -81,12 +87,16 @@ public final class SettingsSync: Sendable, Observable, Service {
         var dirty: [SettingsKey: Int64] = [:]
         var requested = 0
         var waiters: [(ticket: Int, continuation: CheckedContinuation<Void, any Error>)] = []
-        var nextSubscriber = 0
+    }
+
+    /// The streams' readers, and what was reported to them.
+    struct Subscribers {
+        var next = 0
         var conflictCount = 0
         var problemCount = 0
-        var statusSubscribers: [Int: AsyncStream<SettingsSyncStatus>.Continuation] = [:]
-        var conflictSubscribers: [Int: AsyncStream<SettingsSyncConflict>.Continuation] = [:]
-        var problemSubscribers: [Int: AsyncStream<SettingsSyncError>.Continuation] = [:]
+        var status: [Int: AsyncStream<SettingsSyncStatus>.Continuation] = [:]
+        var conflicts: [Int: AsyncStream<SettingsSyncConflict>.Continuation] = [:]
+        var problems: [Int: AsyncStream<SettingsSyncError>.Continuation] = [:]
     }
 
     /// Creates a sync of `store` through the PostgreSQL server at `url`. Nothing connects until
@@ -192,8 +202,8 @@ public final class SettingsSync: Sendable, Observable, Service {
             s.finished = true
             s.events?.finish()
             s.events = nil
-            defer { s.waiters = []; s.statusSubscribers = [:]; s.conflictSubscribers = [:]; s.problemSubscribers = [:] }
-            return (s.waiters, (Array(s.statusSubscribers.values), Array(s.conflictSubscribers.values), Array(s.problemSubscribers.values)))
+            defer { s.inbox.waiters = []; s.subscribers.status = [:]; s.subscribers.conflicts = [:]; s.subscribers.problems = [:] }
+            return (s.inbox.waiters, (Array(s.subscribers.status.values), Array(s.subscribers.conflicts.values), Array(s.subscribers.problems.values)))
         }
         for w in waiters { w.continuation.resume(throwing: SettingsSyncError.notRunning) }
         subs.0.forEach { $0.finish() }
@@ -248,8 +258,8 @@ public final class SettingsSync: Sendable, Observable, Service {
                     case .standby: return .standby
                     default: break
                     }
-                    s.requested += 1
-                    s.waiters.append((s.requested, continuation))
+                    s.inbox.requested += 1
+                    s.inbox.waiters.append((s.inbox.requested, continuation))
                     return nil
                 }
                 if let failure { continuation.resume(throwing: failure) } else { signal(.sync) }
@@ -288,12 +298,12 @@ public final class SettingsSync: Sendable, Observable, Service {
         let id = shared.withLock { s -> Int? in
             continuation.yield(s.status)
             guard !s.finished else { return nil }
-            s.nextSubscriber += 1
-            s.statusSubscribers[s.nextSubscriber] = continuation
-            return s.nextSubscriber
+            s.subscribers.next += 1
+            s.subscribers.status[s.subscribers.next] = continuation
+            return s.subscribers.next
         }
         if let id {
-            continuation.onTermination = { [weak self] _ in self?.shared.withLock { _ = $0.statusSubscribers.removeValue(forKey: id) } }
+            continuation.onTermination = { [weak self] _ in self?.shared.withLock { _ = $0.subscribers.status.removeValue(forKey: id) } }
         } else {
             continuation.finish()
         }
@@ -307,7 +317,7 @@ public final class SettingsSync: Sendable, Observable, Service {
     /// Task { for await c in sync.conflicts { log(c.description) } }
     /// ```
     public var conflicts: AsyncStream<SettingsSyncConflict> {
-        subscribe(\.conflictSubscribers)
+        subscribe(\.subscribers.conflicts)
     }
 
     /// Problems from now on that stop nothing: leaves over a limit (``SettingsSyncError/keyTooLong(key:bytes:components:)``,
@@ -319,7 +329,7 @@ public final class SettingsSync: Sendable, Observable, Service {
     /// Task { for await problem in sync.problems { log(problem.description) } }
     /// ```
     public var problems: AsyncStream<SettingsSyncError> {
-        subscribe(\.problemSubscribers)
+        subscribe(\.subscribers.problems)
     }
 
     /// A stream of the events sent to the subscribers at `list` from now on (the newest 10,000
@@ -329,9 +339,9 @@ public final class SettingsSync: Sendable, Observable, Service {
     ) -> AsyncStream<Event> {
         let (stream, continuation) = AsyncStream<Event>.makeStream(bufferingPolicy: .bufferingNewest(10_000))
         let id = shared.withLock { s in
-            s.nextSubscriber += 1
-            s[keyPath: list][s.nextSubscriber] = continuation
-            return s.nextSubscriber
+            s.subscribers.next += 1
+            s[keyPath: list][s.subscribers.next] = continuation
+            return s.subscribers.next
         }
         continuation.onTermination = { [weak self] _ in self?.shared.withLock { _ = $0[keyPath: list].removeValue(forKey: id) } }
         return stream
@@ -345,7 +355,7 @@ public final class SettingsSync: Sendable, Observable, Service {
         registrar.withMutation(of: self, keyPath: \.status) {
             let subs = shared.withLock { s in
                 s.status = new
-                return Array(s.statusSubscribers.values)
+                return Array(s.subscribers.status.values)
             }
             for c in subs { c.yield(new) }
         }
@@ -353,24 +363,24 @@ public final class SettingsSync: Sendable, Observable, Service {
 
     func report(_ conflict: SettingsSyncConflict) {
         let subs = shared.withLock { s in
-            s.conflictCount += 1
-            return Array(s.conflictSubscribers.values)
+            s.subscribers.conflictCount += 1
+            return Array(s.subscribers.conflicts.values)
         }
         for c in subs { c.yield(conflict) }
     }
 
     func report(_ problem: SettingsSyncError) {
         let subs = shared.withLock { s in
-            s.problemCount += 1
-            return Array(s.problemSubscribers.values)
+            s.subscribers.problemCount += 1
+            return Array(s.subscribers.problems.values)
         }
         for c in subs { c.yield(problem) }
     }
 
     func signal(_ reason: SyncWake) {
         let continuation = shared.withLock { s -> AsyncStream<SyncEvent>.Continuation? in
-            let first = s.wake.isEmpty
-            s.wake.insert(reason)
+            let first = s.inbox.wake.isEmpty
+            s.inbox.wake.insert(reason)
             return first ? s.events : nil
         }
         continuation?.yield(.wake)
@@ -382,11 +392,11 @@ public final class SettingsSync: Sendable, Observable, Service {
         let now = localNowMs()
         let continuation = shared.withLock { s -> AsyncStream<SyncEvent>.Continuation? in
             for key in keys {
-                if keepingEarlier, s.dirty[key] != nil { continue }
-                s.dirty[key] = now
+                if keepingEarlier, s.inbox.dirty[key] != nil { continue }
+                s.inbox.dirty[key] = now
             }
-            let first = s.wake.isEmpty
-            s.wake.insert(.local)
+            let first = s.inbox.wake.isEmpty
+            s.inbox.wake.insert(.local)
             return first ? s.events : nil
         }
         continuation?.yield(.wake)
@@ -400,8 +410,8 @@ public final class SettingsSync: Sendable, Observable, Service {
 
     func takeWake() -> Wake {
         shared.withLock { s in
-            defer { s.wake = []; s.dirty = [:] }
-            return Wake(reasons: s.wake, dirty: s.dirty)
+            defer { s.inbox.wake = []; s.inbox.dirty = [:] }
+            return Wake(reasons: s.inbox.wake, dirty: s.inbox.dirty)
         }
     }
 
@@ -410,47 +420,47 @@ public final class SettingsSync: Sendable, Observable, Service {
     let notificationCount = Atomic<Int>(0)
 
     /// How many conflicts and problems were reported so far (for tests).
-    var reportedCounts: (conflicts: Int, problems: Int) { shared.withLock { ($0.conflictCount, $0.problemCount) } }
+    var reportedCounts: (conflicts: Int, problems: Int) { shared.withLock { ($0.subscribers.conflictCount, $0.subscribers.problemCount) } }
 
     /// Queues a tick unless one is waiting: ticks never pile up while the engine is offline.
     func queueTick() -> Bool {
         let continuation = shared.withLock { s -> AsyncStream<SyncEvent>.Continuation? in
             guard let events = s.events else { return nil }
-            if s.tickQueued { return events }
-            s.tickQueued = true
+            if s.inbox.tickQueued { return events }
+            s.inbox.tickQueued = true
             events.yield(.tick)
             return events
         }
         return continuation != nil
     }
 
-    func tickConsumed() { shared.withLock { $0.tickQueued = false } }
+    func tickConsumed() { shared.withLock { $0.inbox.tickQueued = false } }
 
     /// Notes an announced change number; returns whether to queue a notification event (none is
     /// waiting): a flood of notifications costs one pull.
     func queueNotify(_ payload: String) -> Bool {
         notificationCount.add(1, ordering: .relaxed)
         return shared.withLock { s in
-            s.notified = max(s.notified, Int64(payload) ?? .max)
-            defer { s.notifyQueued = true }
-            return !s.notifyQueued
+            s.inbox.notified = max(s.inbox.notified, Int64(payload) ?? .max)
+            defer { s.inbox.notifyQueued = true }
+            return !s.inbox.notifyQueued
         }
     }
 
     /// The greatest change number announced since the last call; the next notification queues an event.
     func takeNotified() -> Int64 {
         shared.withLock { s in
-            defer { s.notifyQueued = false; s.notified = 0 }
-            return s.notified
+            defer { s.inbox.notifyQueued = false; s.inbox.notified = 0 }
+            return s.inbox.notified
         }
     }
 
-    var requestedRounds: Int { shared.withLock { $0.requested } }
+    var requestedRounds: Int { shared.withLock { $0.inbox.requested } }
 
     func completeRounds(upTo ticket: Int) {
         let done = shared.withLock { s in
-            let done = s.waiters.filter { $0.ticket <= ticket }
-            s.waiters.removeAll { $0.ticket <= ticket }
+            let done = s.inbox.waiters.filter { $0.ticket <= ticket }
+            s.inbox.waiters.removeAll { $0.ticket <= ticket }
             return done
         }
         for w in done { w.continuation.resume() }
@@ -458,8 +468,8 @@ public final class SettingsSync: Sendable, Observable, Service {
 
     func failWaiters(_ error: SettingsSyncError) {
         let all = shared.withLock { s in
-            defer { s.waiters = [] }
-            return s.waiters
+            defer { s.inbox.waiters = [] }
+            return s.inbox.waiters
         }
         for w in all { w.continuation.resume(throwing: error) }
     }

@@ -269,7 +269,9 @@ struct ConvergenceTests {
             if case .offline = s { break }
         }
         a.store["k"] = "older, offline"
-        try await Task.sleep(for: .milliseconds(20))   // not synchronisation: B's edit must be later in time
+        // Not synchronisation: B's edit must be later in real time by more than the error of the
+        // devices' clock offsets (half a round trip of a loaded connection).
+        try await Task.sleep(for: .milliseconds(250))
         b.store["k"] = "newer, online"
         try await b.synchronize()
         a.sync.serverURL.withLock { $0 = good }

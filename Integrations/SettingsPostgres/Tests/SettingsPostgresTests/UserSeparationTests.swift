@@ -249,6 +249,26 @@ struct UserSeparationTests {
         await a.stop(); await b.stop(); await c.stop(); await d.stop()
     }
 
+    @Test func aConflictOnAMarkedSecretKeyShowsNeitherValue() async throws {
+        let user = try await TestServer.makeUser("c")
+        let secrets = SettingsSyncSecrets.encrypted(with: SymmetricKey(size: .bits256)).marking([.secret("Session")])
+        let app = uniqueApp()
+        let dirB = try temporaryDirectory()
+        let a = try TestDevice(app: app, url: user.url, secrets: secrets)
+        let offlineB = try TestDevice(app: app, dir: dirB, url: user.url, secrets: secrets, start: false)
+        offlineB.store["Session/cookie"] = "b-cookie-value"
+        try await offlineB.store.flush()
+        a.store["Session/cookie"] = "a-cookie-value"
+        try await a.synchronize()
+        let b = try TestDevice(app: app, dir: dirB, url: user.url, secrets: secrets)
+        var conflicts = b.sync.conflicts.makeAsyncIterator()
+        try await b.synchronize()
+        let conflict = try #require(await conflicts.next())
+        #expect(conflict.key.isSecret)
+        #expect(!conflict.description.contains("cookie-value"), "\(conflict.description)")
+        await a.stop(); await b.stop()
+    }
+
     @Test func conflictOnASecretKeyDoesNotShowItsValues() {
         let conflict = SettingsSyncConflict(
             key: .secret("Session/cookie"), keptValue: "kept-value", lostValue: "lost-value", keptDevice: UUID(),
