@@ -110,7 +110,7 @@ enum ConvertCommand: Command {
     static func target(for file: String, _ args: PlutilArguments) -> String {
         if let output = args.output { return output }
         guard let ext = args.outputExtension else { return file }
-        let name = Files.name(of: file)
+        let name = PlistFile.name(of: file)
         guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { return file + "." + ext }
         return String(file.dropLast(name.distance(from: dot, to: name.endIndex))) + "." + ext
     }
@@ -226,6 +226,7 @@ enum TypeCommand: Command {
         let args = try PlutilArguments(arguments, command: name, allowed: ["-expect"])
         guard args.positional.count == 2 else { throw .usage("type: expected KEYPATH FILE") }
         let keyPath = DottedKeyPath(args.positional[0]), file = args.positional[1]
+        try KeyPath.checkDepth(keyPath.components.count)
         let value = try namingFile(file) { () throws(CLIError) in try keyPath.value(in: Input(file: file).value) }
         if let expected = args.expect, expected != value.plutilTypeName {
             throw .failure("\(file): the value at key path '\(keyPath.text)' is \(value.plutilTypeName), expected \(expected)")
@@ -247,6 +248,7 @@ enum EditCommand {
             throw .usage(edit == .remove ? "remove: expected KEYPATH FILE" : "\(command): expected KEYPATH -TYPE VALUE FILE")
         }
         let keyPath = DottedKeyPath(args.positional[0]), file = args.positional[1]
+        try KeyPath.checkDepth(keyPath.components.count)
         let value = edit == .remove ? nil : try args.typedValue(command: command)
         let input = try Input(file: file)
         var root = input.value

@@ -37,20 +37,20 @@ fileprivate func sample_ModelFiles_44() async throws {
     _ = loaded
 }
 
-// Docs/ModelFiles.md:75
+// Docs/ModelFiles.md:93
 fileprivate struct AppSettings {
     @StoredModel("profile") var profile: Profile          // in SettingsStore.shared
     @StoredModel("document", store: store) var document: Document
 }
-fileprivate func sample_ModelFiles_75() async throws {
+fileprivate func sample_ModelFiles_93() async throws {
     settings.profile.name = "Ada"          // encodes once, writes the "profile" key
     let volume = settings.profile.volume   // decoded once, then from a cache
     settings.$profile.reset()              // back to Profile()
     _ = volume
 }
 
-// Docs/ModelFiles.md:134
-fileprivate enum Sample_ModelFiles_134 {
+// Docs/ModelFiles.md:152
+fileprivate enum Sample_ModelFiles_152 {
     fileprivate struct Profile: SettingsModel, Codable {
         var displayName = "Guest"
         var volume = 0.5
@@ -62,8 +62,8 @@ fileprivate enum Sample_ModelFiles_134 {
     }
 }
 
-// Docs/ModelFiles.md:153
-fileprivate func sample_ModelFiles_153() async throws {
+// Docs/ModelFiles.md:171
+fileprivate func sample_ModelFiles_171() async throws {
     let store = SettingsStore.file(url)
     try store.migrate(with: SettingsMigrations { m in
         m.renameKey("timeout", to: "Network/timeout", inVersion: 1)

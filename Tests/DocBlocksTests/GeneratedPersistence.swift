@@ -7,22 +7,22 @@ import Settings
 fileprivate let url = URL(filePath: "settings.plist")
 fileprivate let store = SettingsStore.file(url)
 
-// Docs/Persistence.md:40
-fileprivate func sample_Persistence_40() async throws {
+// Docs/Persistence.md:57
+fileprivate func sample_Persistence_57() async throws {
     let store = SettingsStore.file(url)        // autosaveDelay: 50 ms by default
     store["volume"] = 0.8                      // in memory at once; readers see it now
     try await store.flush()                    // returns when the change is durable
     _ = store
 }
 
-// Docs/Persistence.md:65
+// Docs/Persistence.md:82
 fileprivate func remember(_ theme: String) {
     let store = SettingsStore.file(url)
     store["theme"] = PlistValue(theme)   // `store` goes out of scope here; the change is still saved
 }
 
-// Docs/Persistence.md:101
-fileprivate func sample_Persistence_101() async throws {
+// Docs/Persistence.md:118
+fileprivate func sample_Persistence_118() async throws {
     let options = PersistenceOptions(lockTimeout: .milliseconds(500))
     let store = SettingsStore.file(url, options: options)
     do { try await store.flush() } catch where error.code == .fileLocked { print(error) }
@@ -30,20 +30,20 @@ fileprivate func sample_Persistence_101() async throws {
     _ = store
 }
 
-// Docs/Persistence.md:113
-fileprivate func sample_Persistence_113() async throws {
+// Docs/Persistence.md:130
+fileprivate func sample_Persistence_130() async throws {
     for await status in store.persistenceUpdates {
         if let problem = status.lastSaveError { print("Settings cannot be saved: \(problem)") }
     }
 }
 
-// Docs/Persistence.md:123
-fileprivate func sample_Persistence_123() async throws {
+// Docs/Persistence.md:140
+fileprivate func sample_Persistence_140() async throws {
     store.diagnosticsHandler = { diagnostic in print("settings: \(diagnostic)") }
 }
 
-// Docs/Persistence.md:188
-fileprivate func sample_Persistence_188() async throws {
+// Docs/Persistence.md:205
+fileprivate func sample_Persistence_205() async throws {
     if let problem = store.loadError {
         print(problem)   // /home/ada/.config/App/settings.plist:3:3: unknown tag <integr> (moved aside to ...corrupt-20261123T101502.123Z; using defaults)
     }

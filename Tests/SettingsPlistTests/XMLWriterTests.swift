@@ -349,9 +349,10 @@ import Testing
 
     // MARK: Structure
 
-    /// Nesting is walked with an explicit stack; each level adds one tab.
+    /// Nesting is walked with an explicit stack; each level adds one tab, down to the deepest
+    /// nesting readers accept; deeper is refused (no reader would read the document back).
     @Test func deepNestingIsIndentedPerLevel() throws {
-        let depth = 2_000
+        let depth = PlistNesting.maximumDepth
         var value: PlistValue = "leaf"
         for _ in 0..<depth { value = [value] }
         let lines = body(try xml(value))
@@ -359,6 +360,8 @@ import Testing
         #expect(lines[depth] == String(repeating: "\t", count: depth) + "<string>leaf</string>")
         #expect(lines[depth + 1] == String(repeating: "\t", count: depth - 1) + "</array>")
         #expect(lines.last == "</array>")
+        for _ in depth..<2_000 { value = [value] }
+        #expect(throws: PlistError.self) { try xml(value) }
     }
 
     /// Text that needs far more room escaped than its length (the size estimate's assumption)

@@ -7,6 +7,12 @@
 //                                              at once; then exit(0) without a flush
 //   settings-fault defaults-writer SUITE PREFIX COUNT
 //                                              the same through UserDefaults(suiteName:) + synchronize()
+//   settings-fault model-edit FILE FIELD VALUE loads a model file (fields `name` and `theme`), prints
+//                                              "loaded", waits for a line on standard input, sets
+//                                              FIELD to VALUE, saves, prints "saved"
+//   settings-fault model-churn DIR COUNT       loads and saves COUNT model files of 100 KB in DIR,
+//                                              keeping no model; prints the resident set size (KiB)
+//                                              before and after
 import Foundation
 import Settings
 
@@ -66,6 +72,46 @@ case "defaults-writer":
         defaults.set(i, forKey: "\(args[1])-\(i)")
         defaults.synchronize()
     }
+case "model-edit":
+    guard args.count == 3, ["name", "theme"].contains(args[1]) else { fail("usage: settings-fault model-edit FILE name|theme VALUE") }
+    let url = URL(filePath: args[0])
+    do {
+        var profile = try SharedProfile.load(from: url)
+        FileHandle.standardOutput.write(Data("loaded\n".utf8))
+        _ = readLine()
+        if args[1] == "name" { profile.name = args[2] } else { profile.theme = args[2] }
+        try profile.save(to: url)
+        FileHandle.standardOutput.write(Data("saved\n".utf8))
+    } catch {
+        fail("\(error)")
+    }
+case "model-churn":
+    guard args.count == 2, let count = Int(args[1]) else { fail("usage: settings-fault model-churn DIR COUNT") }
+    func residentKiB() -> Int {
+        let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
+        let line = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") } ?? ""
+        return Int(line.split(separator: " ").dropFirst().first ?? "") ?? -1
+    }
+    let before = residentKiB()
+    let padding = String(repeating: "x", count: 100_000)
+    do {
+        for i in 0..<count {
+            let url = URL(filePath: args[0]).appending(path: "m\(i).plist")
+            try PlistValue.dictionary(["name": .string(padding)]).write(to: url)
+            var profile = try SharedProfile.load(from: url)
+            profile.theme = "t\(i)"
+            try profile.save(to: url)
+        }
+    } catch {
+        fail("\(error)")
+    }
+    print("rss-before-kib \(before) rss-after-kib \(residentKiB())")
 default:
     fail("unknown mode \(mode)")
+}
+
+/// The model file two `model-edit` processes share.
+struct SharedProfile: SettingsModel, Codable {
+    var name = "Guest"
+    var theme = "light"
 }

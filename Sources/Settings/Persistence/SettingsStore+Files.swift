@@ -38,11 +38,12 @@ public struct PersistenceOptions: Hashable, Sendable {
     ///
     /// - Parameters:
     ///   - lockTimeout: the longest wait for another process's lock (default 2 s).
-    ///   - maximumFileSize: the largest file read (default 64 MiB).
+    ///   - maximumFileSize: the largest file read (default ``PlistFile/maximumSize``, 64 MiB,
+    ///     the limit the `settings` tool keeps too).
     ///   - settleDelay: how long a malformed file must stay as it is before it is moved aside (default 200 ms).
     ///   - quarantineLimit: how many moved-aside files are kept (default 3).
     public init(
-        lockTimeout: Duration = .seconds(2), maximumFileSize: Int = 64 << 20,
+        lockTimeout: Duration = .seconds(2), maximumFileSize: Int = PlistFile.maximumSize,
         settleDelay: Duration = .milliseconds(200), quarantineLimit: Int = 3
     ) {
         self.lockTimeout = lockTimeout
@@ -374,8 +375,7 @@ struct Deadline {
 extension SettingsFile {
     /// The lock file beside the settings file at `path` (through symbolic links).
     static func lockPath(for path: String) -> String {
-        let parts = PathParts(POSIXFile.resolvingLinks(path))
-        return parts.directory + "/." + parts.name + ".lock"
+        PlistFile.lockPath(for: (try? PlistFile.target(of: path).path) ?? path)
     }
 }
 

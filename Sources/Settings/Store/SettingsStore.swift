@@ -307,6 +307,10 @@ public actor SettingsStore {
     ///
     /// - Parameter defaults: the defaults, nested dictionaries for namespaces.
     public nonisolated func register(defaults: PlistDictionary) {
+        if let refusal = defaults.nestingRefusal() {
+            report(SettingsDiagnostic(.writeRefused, key: refusal.key, "\(refusal); the defaults were not registered"))
+            return
+        }
         replace(.defaults, origin: .defaults) { $0.modify(.defaults) { $0 = defaults.merged(over: $0) } }
     }
 
@@ -314,6 +318,10 @@ public actor SettingsStore {
     ///
     /// - Parameter overrides: the override values.
     public nonisolated func addOverrides(_ overrides: PlistDictionary) {
+        if let refusal = overrides.nestingRefusal() {
+            report(SettingsDiagnostic(.writeRefused, key: refusal.key, "\(refusal); the overrides were not added"))
+            return
+        }
         replace(.overrides, origin: .overrides) { $0.modify(.overrides) { $0 = overrides.merged(over: $0) } }
     }
 
@@ -351,6 +359,10 @@ public actor SettingsStore {
     /// The one single-key write path: changes one key of one layer, bumps the generation, and
     /// announces the change when the key's effective value changed.
     nonisolated func change(_ layer: SettingsLayer, key: SettingsKey, to value: PlistValue?) {
+        if let refusal = key.refusal(toStore: value, sizeLimit: layer == .user ? persistence?.maximumFileSize : nil) {
+            report(SettingsDiagnostic(.writeRefused, key: key, "\(refusal); nothing was changed"))
+            return
+        }
         let outcome = withState { s -> (effect: WriteEffect, keyPaths: TrackedKeyPaths, save: Bool, observing: Bool, user: [SettingsKey])? in
             let observing = observers.isActive  // under the lock: see replace(_:origin:_:)
             let watched = observing || !s.tracked.isEmpty
