@@ -3,6 +3,7 @@ public import Logging
 public import Observation
 public import ServiceLifecycle
 public import Settings
+import SettingsPlist
 import Synchronization
 
 /// Syncs the user layer of a file-backed ``Settings/SettingsStore`` with other devices through a
@@ -53,7 +54,7 @@ public final class SettingsSync: Sendable, Observable, Service {
     /// A digest of this machine's id, or `nil` when there is none to read.
     func machineID() -> String? {
         let url = machineIDFile.withLock { $0 }
-        guard let bytes = try? SyncFiles.read(url, limit: 4096), !bytes.isEmpty else { return nil }
+        guard let bytes = try? PlistFile.read(url.path, limit: 4096)?.bytes, !bytes.isEmpty else { return nil }
         return String(UInt64(bitPattern: LeafDigest.of(bytes: bytes)), radix: 16)
     }
 

@@ -94,11 +94,11 @@ final class SyncEngine {
 
     func run() async {
         // 1. One syncing process per file.
-        var lockFD: Int32?
+        var fileLock: PlistFile.Lock?
         while !Task.isCancelled {
             do {
-                lockFD = try SyncFileLock.tryAcquire(sync.lockFileURL)
-                if lockFD != nil { break }
+                fileLock = try SyncFileLock.tryAcquire(sync.lockFileURL)
+                if fileLock != nil { break }
                 sync.setStatus(.standby)
                 sync.failWaiters(.standby)
             } catch {
@@ -108,8 +108,8 @@ final class SyncEngine {
             }
             try? await Task.sleep(for: .milliseconds(500))
         }
-        guard let lockFD else { return }
-        defer { close(lockFD) }
+        guard let fileLock else { return }
+        defer { fileLock.release() }
         sync.setStatus(.connecting)
 
         // 2. Hear every local change from now on, then read the state and compare with the file.

@@ -134,107 +134,35 @@ enum BlockingIO {
     }
 }
 
-/// The sync engine's file rules, in this one place (the core's `SettingsFile` keeps its own for
-/// the settings file): never follow a symbolic link (`O_NOFOLLOW`), regular files only, temporary
-/// files created exclusively (`O_EXCL`) under unpredictable names, reads bounded.
-enum SyncFiles {
-    struct IOError: Error, CustomStringConvertible {
-        var description: String
-    }
-
-    static func failure(_ what: String, _ path: String) -> IOError {
-        IOError(description: "cannot \(what) \(path): \(String(cString: strerror(errno)))")
-    }
-
-    /// Opens `path` (never through a link) and checks that it is a regular file; `nil` when absent.
-    static func openRegular(_ path: String, _ flags: Int32, mode: mode_t = 0o600) throws -> Int32? {
-        let fd = open(path, flags | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, mode)
-        if fd < 0 {
-            if errno == ENOENT { return nil }
-            throw failure(errno == ELOOP ? "follow the link" : "open", path)
-        }
-        var st = stat()
-        guard fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else {
-            close(fd)
-            throw IOError(description: "\(path) is not a regular file")
-        }
-        return fd
-    }
-
-    /// The whole file, at most `limit` bytes; `nil` when absent.
-    static func read(_ url: URL, limit: Int) throws -> [UInt8]? {
-        guard let fd = try openRegular(url.path, O_RDONLY) else { return nil }
-        defer { close(fd) }
-        var out: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 1 << 16)
-        while true {
-            let n = chunk.withUnsafeMutableBytes { Foundation.read(fd, $0.baseAddress, $0.count) }
-            if n < 0 { if errno == EINTR { continue }; throw failure("read", url.path) }
-            if n == 0 { return out }
-            out += chunk[0..<n]
-            if out.count > limit { throw IOError(description: "\(url.path) is over \(limit) bytes") }
-        }
-    }
-
-    /// Replaces `url` atomically: an exclusive temporary file beside it, fsync, rename, directory fsync.
-    static func replace(_ url: URL, with data: [UInt8]) throws {
-        let dir = url.deletingLastPathComponent()
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-        var random = SystemRandomNumberGenerator()
-        let tmp = dir.appending(path: ".\(url.lastPathComponent).tmp-\(String(random.next(), radix: 36))").path
-        let fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw failure("create", tmp) }
-        var ok = data.withUnsafeBytes { raw -> Bool in
-            guard let base = raw.baseAddress else { return true }
-            var offset = 0
-            while offset < raw.count {
-                let n = write(fd, base + offset, raw.count - offset)
-                if n < 0 { if errno == EINTR { continue }; return false }
-                offset += n
-            }
-            return true
-        }
-        ok = ok && fsync(fd) == 0
-        close(fd)
-        guard ok, rename(tmp, url.path) == 0 else {
-            let error = failure("write", url.path)
-            unlink(tmp)
-            throw error
-        }
-        let dfd = open(dir.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if dfd >= 0 { fsync(dfd); close(dfd) }
-    }
-}
-
-/// Reads and writes the state file atomically (``SyncFiles``).
+/// Reads and writes the state file with the library's file rules (``SettingsPlist/PlistFile``:
+/// never through a link, regular files only, bounded reads, atomic replace through an
+/// exclusively created temporary file with an unpredictable name).
 struct SyncStateStorage: Sendable {
     let url: URL
     /// The largest state file read (100,000 leaves take about 10 MB).
-    static let limit = 64 << 20
+    static let limit = PlistFile.maximumSize
 
     func load() throws -> SyncStateFile? {
-        guard let bytes = try SyncFiles.read(url, limit: Self.limit) else { return nil }
-        return SyncStateFile(plist: try PlistValue(decoding: bytes))
+        guard let contents = try PlistFile.read(url.path, limit: Self.limit, followingLinks: false) else { return nil }
+        return SyncStateFile(plist: try PlistValue(decoding: contents.bytes))
     }
 
     func save(_ state: SyncStateFile) throws {
-        try SyncFiles.replace(url, with: try state.plist.encodedBytes(as: .binary))
+        try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try PlistFile.replace(url.path, with: try state.plist.encodedBytes(as: .binary), permissions: 0o600)
     }
 }
 
-/// One syncing process per settings file: an exclusive `flock` on `.settings.sync.lock`.
+/// One syncing process per settings file: an exclusive `flock` on `.settings.sync.lock`, taken
+/// with the library's lock rule (``SettingsPlist/PlistFile/tryLock(_:)``: never through a link).
 enum SyncFileLock {
-    /// The lock's descriptor, or `nil` when another process holds it. Never blocks.
+    /// The lock, or `nil` when another process holds it. Never blocks.
     ///
-    /// - Throws: ``SyncFiles/IOError`` when the lock file cannot be used (a link, not a regular file).
-    static func tryAcquire(_ url: URL) throws -> Int32? {
+    /// - Throws: ``SettingsPlist/PlistFile/Failure`` when the lock file cannot be used (a link,
+    ///   not a regular file).
+    static func tryAcquire(_ url: URL) throws -> PlistFile.Lock? {
         try? FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
-        guard let fd = try SyncFiles.openRegular(url.path, O_RDWR | O_CREAT) else {
-            throw SyncFiles.IOError(description: "cannot create \(url.path)")
-        }
-        if flock(fd, LOCK_EX | LOCK_NB) == 0 { return fd }
-        close(fd)
-        return nil
+        return try PlistFile.tryLock(url.path)
     }
 }
 

@@ -4,8 +4,8 @@ import SettingsPlist
 import Testing
 @testable import SettingsPostgres
 
-/// The sync engine's own files never follow a symbolic link, and temporary files are created
-/// exclusively under unpredictable names.
+/// The sync engine's own files follow the library's file rules (`PlistFile`): never through a
+/// symbolic link, temporary files created exclusively under unpredictable names.
 struct SyncFilesTests {
     @Test func aLinkedLockFileIsRefusedAndItsTargetUntouched() async throws {
         let dir = try temporaryDirectory()
@@ -33,7 +33,7 @@ struct SyncFilesTests {
         let url = dir.appending(path: "settings.sync.plist")
         try FileManager.default.createSymbolicLink(at: url, withDestinationURL: victim)
         let storage = SyncStateStorage(url: url)
-        #expect(throws: SyncFiles.IOError.self) { _ = try storage.load() }
+        #expect(throws: PlistFile.Failure.self) { _ = try storage.load() }
         try storage.save(SyncStateFile(app: "a", device: UUID()))
         #expect(try String(contentsOf: victim, encoding: .utf8) == "keep")
         let attributes = try FileManager.default.attributesOfItem(atPath: url.path)
