@@ -146,10 +146,7 @@ public final class SettingsSync: Sendable, Observable, Service {
         self.settingsURL = settingsURL
     }
 
-    /// Whether `key` syncs: in scope, and not a secret unless secrets are encrypted.
-    func syncs(_ key: SettingsKey) -> Bool {
-        scope.includes(key) && (secrets.keyBytes != nil || !secrets.isSecret(key))
-    }
+
 
     /// Where the durable sync state is kept: `settings.sync.plist` beside `settings.plist`.
     public var stateFileURL: URL {

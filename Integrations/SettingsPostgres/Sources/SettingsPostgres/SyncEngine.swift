@@ -58,6 +58,8 @@ final class SyncEngine {
     var lastCheckIn = ContinuousClock.now - .seconds(3600)
     /// Stored sizes of leaves by path, valid while the digest matches (the space total).
     var sizes: [String: (digest: Int64, size: Int)] = [:]
+    /// Paths known to be secret or not (``isSecret(_:)``).
+    var secretPaths: [String: Bool] = [:]
     /// During a full download after a purge: synced leaves not (yet) seen in it.
     var resyncUnseen: Set<String>?
     let logger: Logger
@@ -213,7 +215,7 @@ final class SyncEngine {
     /// leaf pending with a fresh clock.
     func processDirty(_ changed: [SettingsKey: Int64], full: Bool) {
         func check(_ key: SettingsKey, _ value: PlistValue?, at unixMs: Int64?) {
-            guard sync.syncs(key) else { return }
+            guard sync.scope.includes(key), sync.secrets.keyBytes != nil || !isSecret(key) else { return }
             let digest = LeafDigest.of(value)
             if let reg = state.leaves[key.path] {
                 if reg.state == .applying || reg.digest == digest { return }
@@ -507,7 +509,7 @@ final class SyncEngine {
         guard row.hlc <= (nowMs + SyncLimits.futureMs) << 16 | 0xffff else {
             return bad("timestamp \(((row.hlc >> 16) - nowMs) / 1000) s ahead of the server clock")
         }
-        let secret = sync.secrets.isSecret(key)
+        let secret = isSecret(key)
         if secret, sync.secrets.keyBytes == nil { return .failure(.secretNotSynced(key: row.key)) }
         guard var buffer = row.value else { return .success((key, nil, 0)) }
         guard buffer.readableBytes <= SyncLimits.valueBytes + SyncSecrets.overhead,
@@ -531,9 +533,18 @@ final class SyncEngine {
         return .success((key, value, fileSize(row.key, value, binary: bytes.count)))
     }
 
+    /// Whether the sync counts `key` secret (``SettingsSyncSecrets``), remembered per path: the
+    /// secret-name rule is checked once per leaf, not at every scan.
+    func isSecret(_ key: SettingsKey) -> Bool {
+        if let known = secretPaths[key.path] { return known }
+        let secret = sync.secrets.isSecret(key)
+        secretPaths[key.path] = secret
+        return secret
+    }
+
     /// `key` as conflicts show it: marked secret when the sync counts it secret.
     func shown(_ key: SettingsKey) -> SettingsKey {
-        sync.secrets.isSecret(key) ? .secret(key.path) : key
+        isSecret(key) ? .secret(key.path) : key
     }
 
     func applyPage(_ rows: [Row]) async throws {
@@ -731,7 +742,7 @@ final class SyncEngine {
             }
             total += size
             if let digest { sizes[path] = (digest, size) }
-            if let secretKey = sync.secrets.key, sync.secrets.isSecret(key) {
+            if let secretKey = sync.secrets.key, isSecret(key) {
                 guard let sealed = try? SyncSecrets.seal(bytes, key: secretKey, app: sync.app, path: path) else {
                     reject(path, digest, .valueTooLarge(key: path, bytes: -1, limit: SyncLimits.valueBytes))
                     continue
