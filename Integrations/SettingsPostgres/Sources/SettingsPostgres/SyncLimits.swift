@@ -10,6 +10,8 @@ enum SyncLimits {
     static let pullPage = 2000
     /// The space total on the server: keys and values of every entry (64 MiB).
     static let spaceBytes = 64 << 20
+    /// The spaces (app ids) one role may have on the server.
+    static let spacesPerUser = 100
     /// The total a device pushes or applies: half the store's default `maximumFileSize` (64 MiB),
     /// so the settings file stays loadable in either format.
     static let clientSpaceBytes = 32 << 20

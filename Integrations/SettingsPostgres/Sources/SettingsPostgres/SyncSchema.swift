@@ -10,8 +10,9 @@
 ///   owner from `session_user` themselves: a client never names the owner.
 /// - Notifications go to a random per-space channel (`settings_sync_` + 32 hex digits), readable
 ///   only by the owner through the policy, and carry the change number only.
-/// - The space total (keys and values) is at most ``SyncLimits/spaceBytes``: a push over it fails
-///   with SQLSTATE 53400 and stores nothing.
+/// - The space total (keys and values) is at most ``SyncLimits/spaceBytes``, and a role has at
+///   most ``SyncLimits/spacesPerUser`` spaces: a push or open over either fails with SQLSTATE
+///   53400 and stores nothing.
 enum SyncSchema {
     static let version = 2
     /// The group role whose members are devices.
@@ -23,7 +24,7 @@ enum SyncSchema {
         "settings_sync_push(text, uuid, text[], bytea[], bigint[], boolean[])",
         "settings_sync_check_in(text, uuid, bigint)",
     ]
-    static let adminFunctions = ["settings_sync_purge(interval)"]
+    static let adminFunctions = ["settings_sync_purge(interval)", "settings_sync_space_quota(text)"]
 
     static let statements: [String] = [
         "SELECT pg_advisory_xact_lock(7370113211)",
@@ -99,12 +100,24 @@ enum SyncSchema {
           GRANT SELECT ON public.settings_sync_meta TO \(deviceRole);
         END $$
         """,
+        // A role has at most SyncLimits.spacesPerUser spaces (apps): one user cannot fill the database.
+        """
+        CREATE OR REPLACE FUNCTION public.settings_sync_space_quota(p_app text) RETURNS void
+        LANGUAGE plpgsql SET search_path = pg_catalog, public, pg_temp AS $$
+        BEGIN
+          IF NOT EXISTS (SELECT 1 FROM settings_sync_spaces WHERE owner = session_user AND app = p_app)
+             AND (SELECT count(*) FROM settings_sync_spaces WHERE owner = session_user) >= \(SyncLimits.spacesPerUser) THEN
+            RAISE EXCEPTION 'too many sync spaces for this role (at most \(SyncLimits.spacesPerUser) apps)' USING ERRCODE = '53400';
+          END IF;
+        END $$
+        """,
         // The caller's space, created on first use; its channel is the caller's secret.
         """
         CREATE OR REPLACE FUNCTION public.settings_sync_open(p_app text)
         RETURNS TABLE (channel text, seq bigint, purged_seq bigint)
         LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, public, pg_temp AS $$
         BEGIN
+          PERFORM settings_sync_space_quota(p_app);
           INSERT INTO settings_sync_spaces (owner, app) VALUES (session_user, p_app) ON CONFLICT DO NOTHING;
           RETURN QUERY SELECT s.channel, s.seq, s.purged_seq FROM settings_sync_spaces s
             WHERE s.owner = session_user AND s.app = p_app;
@@ -136,6 +149,7 @@ enum SyncSchema {
           IF EXISTS (SELECT 1 FROM unnest(p_hlcs) AS h WHERE h > v_max_hlc) THEN
             RAISE EXCEPTION 'entry timestamp is more than 5 minutes ahead of the server clock' USING ERRCODE = '22008';
           END IF;
+          PERFORM settings_sync_space_quota(p_app);
           -- the space row stays locked until COMMIT, so one space's pushes commit in change-number order
           INSERT INTO settings_sync_spaces AS s (owner, app, seq) VALUES (v_owner, p_app, 1)
             ON CONFLICT (owner, app) DO UPDATE SET seq = s.seq + 1
@@ -213,6 +227,7 @@ enum SyncSchema {
           REVOKE ALL ON FUNCTION public.settings_sync_push(text, uuid, text[], bytea[], bigint[], boolean[]) FROM PUBLIC;
           REVOKE ALL ON FUNCTION public.settings_sync_check_in(text, uuid, bigint) FROM PUBLIC;
           REVOKE ALL ON FUNCTION public.settings_sync_purge(interval) FROM PUBLIC;
+          REVOKE ALL ON FUNCTION public.settings_sync_space_quota(text) FROM PUBLIC;
           GRANT EXECUTE ON FUNCTION public.settings_sync_open(text) TO \(deviceRole);
           GRANT EXECUTE ON FUNCTION public.settings_sync_push(text, uuid, text[], bytea[], bigint[], boolean[]) TO \(deviceRole);
           GRANT EXECUTE ON FUNCTION public.settings_sync_check_in(text, uuid, bigint) TO \(deviceRole);

@@ -60,6 +60,22 @@ struct LeafChecksTests {
         #expect(stored == 0)
     }
 
+    @Test func aRoleHasAtMostItsQuotaOfSpaces() async throws {
+        let user = try await TestServer.makeUser("many")
+        let state = await sqlState {
+            try await withTestConnection(user: (user.name, user.password)) { conn in
+                for i in 0..<SyncLimits.spacesPerUser {
+                    for try await _ in try await conn.query("SELECT channel FROM settings_sync_open(\("app\(i)"))", logger: logger) {}
+                }
+                #expect(await sqlState {   // an existing space still opens
+                    for try await _ in try await conn.query("SELECT channel FROM settings_sync_open('app0')", logger: logger) {}
+                } == nil)
+                for try await _ in try await conn.query("SELECT channel FROM settings_sync_open('one too many')", logger: logger) {}
+            }
+        }
+        #expect(state == "53400")
+    }
+
     @Test func aDeviceNeitherPushesNorAppliesMoreThanTheFileCanHold() async throws {
         let app = uniqueApp()
         let count = SyncLimits.clientSpaceBytes / 250_000 + 10
