@@ -33,7 +33,7 @@ import Synchronization
 public final class SettingsSync: Sendable, Observable, Service {
     /// The store whose user layer syncs.
     public let store: SettingsStore
-    /// The app id: the space on the server that this store's devices share.
+    /// The app id: with the login role of the connection, the space on the server that this user's devices share.
     public let app: String
     /// Which keys sync.
     public let scope: SettingsSyncScope

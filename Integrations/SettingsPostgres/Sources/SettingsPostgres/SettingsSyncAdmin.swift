@@ -68,7 +68,7 @@ public struct SettingsSyncAdmin: Sendable {
         }
     }
 
-    /// Drops the login role `name` and every row of its spaces.
+    /// Drops the login role `name` and every row of its spaces, and ends its open sessions.
     ///
     /// - Parameter name: a role made by ``addUser(_:password:)``.
     /// - Returns: how many spaces were removed.
@@ -86,6 +86,8 @@ public struct SettingsSyncAdmin: Sendable {
             try await transaction(conn) {
                 spaces = try await conn.query("WITH gone AS (DELETE FROM settings_sync_spaces WHERE owner = \(name)::text::name RETURNING 1) SELECT count(*)::int FROM gone", logger: logger)
                     .decode(Int.self).reduce(into: 0) { $0 = $1 }
+                // Its devices' sessions end now, not when they next disconnect.
+                try await conn.query("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE usename = \(name)::text::name", logger: logger)
                 let drop = try await conn.query("SELECT format('DROP ROLE %I', \(name)::text)", logger: logger)
                     .decode(String.self).reduce(into: "") { $0 = $1 }
                 try await conn.query(PostgresQuery(unsafeSQL: drop), logger: logger)
