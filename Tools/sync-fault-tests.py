@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 """Fault tests of SettingsPostgres sync: devices are `settings-sync-device` processes (each with its own
 settings file and config home), outages come from a loopback TCP proxy in this script (drop, refuse,
-black-hole) and from `pg_ctl stop -m immediate` / start. Runs inside ../shared/sync/test-server.sh:
+black-hole) and from `pg_ctl stop -m immediate` / start. Runs inside the package's throwaway server
+(Integrations/SettingsPostgres/Scripts/test-server.sh, which provisions the sync user `settings`;
+rows are read and planted as the administrator it exports):
 
-  test-server.sh Tools/sync-fault-tests.py all [--small]
-  test-server.sh Tools/sync-fault-tests.py TEST [--small] [--seed N] [--bin DIR]
+  Scripts/test-server.sh python3 ../../Tools/sync-fault-tests.py all [--small]
+  Scripts/test-server.sh python3 ../../Tools/sync-fault-tests.py TEST [--small] [--seed N] [--bin DIR]
 
 TEST is one of:
   proxy      the proxy itself, checked with psql (pass, drop, refuse, black-hole)
@@ -499,7 +501,12 @@ class Harness:
         self.args = args
         self.url = os.environ.get("SETTINGS_PG_URL")
         if not self.url:
-            sys.exit("sync-fault-tests: SETTINGS_PG_URL is not set: run inside ../shared/sync/test-server.sh")
+            sys.exit("sync-fault-tests: SETTINGS_PG_URL is not set: run inside Integrations/SettingsPostgres/Scripts/test-server.sh")
+        self.admin_url = os.environ.get("SETTINGS_SYNC_ADMIN_URL")
+        self.admin_password = os.environ.get("SETTINGS_SYNC_ADMIN_PASSWORD", "")
+        if not self.admin_url:
+            sys.exit("sync-fault-tests: SETTINGS_SYNC_ADMIN_URL is not set: run inside Scripts/test-server.sh")
+        self.user = os.environ.get("SETTINGS_PG_USER", "settings")
         self.host = os.environ.get("SETTINGS_PG_HOST", "127.0.0.1")
         self.port = int(os.environ.get("SETTINGS_PG_PORT", "5432"))
         self.pgdata = os.environ.get("PGDATA_DIR")
@@ -552,15 +559,17 @@ class Harness:
 
     def psql(self, sql, timeout=60):
         psql = os.path.join(self.pgbin, "psql") if self.pgbin else "psql"
-        r = subprocess.run([psql, self.url, "-X", "-q", "-At", "-F", "\t", "-v", "ON_ERROR_STOP=1", "-f", "-"],
-                           input=sql, capture_output=True, text=True, timeout=timeout)
+        # as the administrator: devices may only read their own rows and push through the functions
+        r = subprocess.run([psql, self.admin_url, "-X", "-q", "-At", "-F", "\t", "-v", "ON_ERROR_STOP=1", "-f", "-"],
+                           input=sql, capture_output=True, text=True, timeout=timeout,
+                           env=dict(os.environ, PGPASSWORD=self.admin_password))
         if r.returncode != 0:
             raise TestFailure(f"psql failed: {r.stderr.strip()[:500]}")
         return [line.split("\t") for line in r.stdout.splitlines() if line]
 
     def spaces(self, app):
-        """The sync spaces of an app (the space is the app id, possibly with more after it)."""
-        rows = self.psql(f"SELECT space FROM settings_sync_spaces WHERE position({lit(app)} IN space) > 0;")
+        """The sync spaces of an app for the test's user (the space is (role, app id))."""
+        rows = self.psql(f"SELECT app FROM settings_sync_spaces WHERE owner = {lit(self.user)} AND app = {lit(app)};")
         return [r[0] for r in rows]
 
     def server_entries(self, app):
@@ -568,7 +577,7 @@ class Harness:
         values decoded from binary plists (undecodable ones as the bytes)."""
         out = {}
         rows = self.psql("SELECT key, coalesce(encode(value, 'hex'), '-'), hlc, device FROM settings_sync_entries "
-                         f"WHERE space = {lit(app)};")
+                         f"WHERE owner = {lit(self.user)} AND app = {lit(app)};")
         for key, hexv, hlc, device in rows:
             if hexv == "-":
                 value = None
@@ -1093,19 +1102,21 @@ def bad_rows(n, now_ms):
     return rows
 
 
-def plant_sql(app, rows, device):
-    """One push's worth of rows, as settings_sync_push would store them, then its notification."""
+def plant_sql(owner, app, rows, device):
+    """One push's worth of rows, as settings_sync_push would store them (planted by the administrator),
+    then its notification on the space's channel."""
     values = ",\n".join(f"({lit(k)}, decode({lit(v.hex())}, 'hex'), {hlc})" for k, v, hlc in rows)
+    space = f"owner = {lit(owner)} AND app = {lit(app)}"
     return f"""
 BEGIN;
-INSERT INTO settings_sync_spaces AS s (space, seq) VALUES ({lit(app)}, 1)
-  ON CONFLICT (space) DO UPDATE SET seq = s.seq + 1;
-INSERT INTO settings_sync_entries AS e (space, key, value, hlc, device, seq)
-  SELECT {lit(app)}, v.k, v.v, v.h, '{device}'::uuid, (SELECT seq FROM settings_sync_spaces WHERE space = {lit(app)})
+INSERT INTO settings_sync_spaces AS s (owner, app, seq) VALUES ({lit(owner)}, {lit(app)}, 1)
+  ON CONFLICT (owner, app) DO UPDATE SET seq = s.seq + 1;
+INSERT INTO settings_sync_entries AS e (owner, app, key, value, hlc, device, seq)
+  SELECT {lit(owner)}, {lit(app)}, v.k, v.v, v.h, '{device}'::uuid, (SELECT seq FROM settings_sync_spaces WHERE {space})
     FROM (VALUES {values}) AS v(k, v, h)
-  ON CONFLICT (space, key) DO UPDATE SET value = excluded.value, hlc = excluded.hlc, device = excluded.device,
+  ON CONFLICT (owner, app, key) DO UPDATE SET value = excluded.value, hlc = excluded.hlc, device = excluded.device,
     seq = excluded.seq;
-SELECT pg_notify('settings_sync', (SELECT seq FROM settings_sync_spaces WHERE space = {lit(app)}) || ' {device} ' || {lit(app)});
+SELECT pg_notify((SELECT channel FROM settings_sync_spaces WHERE {space}), (SELECT seq FROM settings_sync_spaces WHERE {space})::text);
 COMMIT;
 """
 
@@ -1133,13 +1144,13 @@ def test_badrows(h):
     rows = [(k, v, hlc) for _, _, k, v, hlc in bad] + good
     random.Random(3).shuffle(rows)
     planter = uuid.uuid4()
-    h.psql(plant_sql(space, rows, planter))
+    h.psql(plant_sql(h.user, space, rows, planter))
     want1 = {k for k, _, _ in good}
     watch.wait_until(lambda lines: want1 <= recv_keys(lines), 15)
     # a second push of good rows: the bad ones must not be reported again
     good2 = [(f"good/m{j}", plistlib.dumps(f"good2:{j}:{time.time_ns()}", fmt=plistlib.FMT_BINARY),
               (time.time_ns() // 1_000_000) << 16) for j in range(5)]
-    h.psql(plant_sql(space, good2, planter))
+    h.psql(plant_sql(h.user, space, good2, planter))
     want2 = want1 | {k for k, _, _ in good2}
     watch.wait_until(lambda lines: want2 <= recv_keys(lines), 15)
     received = {k for k, _, _ in recvs(watch)}

@@ -15,11 +15,14 @@ let package = Package(
         .library(name: "SettingsPostgres", targets: ["SettingsPostgres"]),
         .executable(name: "settings-sync-demo", targets: ["settings-sync-demo"]),
         .executable(name: "settings-sync-device", targets: ["settings-sync-device"]),
+        .executable(name: "settings-sync-admin", targets: ["settings-sync-admin"]),
     ],
     dependencies: [
         .package(name: "Settings", path: "../.."),
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
-        .package(url: "https://github.com/apple/swift-log.git", from: "1.5.3"),  // already a postgres-nio dependency
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
     ],
     targets: [
         .target(
@@ -27,6 +30,17 @@ let package = Package(
             dependencies: [
                 .product(name: "Settings", package: "Settings"),
                 .product(name: "SettingsPlist", package: "Settings"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: upcoming
+        ),
+        .executableTarget(
+            name: "settings-sync-admin",
+            dependencies: [
+                "SettingsPostgres",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -57,6 +71,8 @@ let package = Package(
                 .product(name: "SettingsPlist", package: "Settings"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: upcoming
         ),

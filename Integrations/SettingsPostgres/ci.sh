@@ -1,22 +1,29 @@
 #!/usr/bin/env bash
-# CI for the SettingsPostgres integration package (run from anywhere, as root: the test server runs
-# PostgreSQL as the postgres user). Builds with zero warnings, runs the integration tests against a
-# throwaway PostgreSQL from test-server.sh, then the sync fault script (small counts) when present.
-#   SHARED_DIR=/path/to/shared bash Integrations/SettingsPostgres/ci.sh
+# CI for the SettingsPostgres integration package (run from anywhere, as root on a fresh machine).
+# Installs PostgreSQL (apt-get install -y postgresql) when missing, builds with zero warnings, then
+# against a throwaway server it starts itself (Scripts/test-server.sh: provisioned with
+# settings-sync-admin, removed afterwards): the integration tests, the admin tool's own check, and
+# the sync fault script at small counts.
+#   bash Integrations/SettingsPostgres/ci.sh
 set -euo pipefail
 PKG=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$PKG/../.." && pwd)
-SHARED=${SHARED_DIR:-$REPO/../shared}
-SERVER="$SHARED/sync/test-server.sh"
-[ -f "$SERVER" ] || { echo "ci.sh: no $SERVER (set SHARED_DIR)" >&2; exit 2; }
 cd "$PKG"
+if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
+  echo "== install PostgreSQL"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq postgresql >/dev/null
+fi
 echo "== build (warnings are errors)"
 swift build --build-tests -Xswiftc -warnings-as-errors
 BIN=$(swift build --show-bin-path)
-echo "== integration tests against PostgreSQL"
-bash "$SERVER" swift test --skip-build
-if [ -f "$REPO/Tools/sync-fault-tests.py" ]; then
-  echo "== sync fault tests (small counts)"
-  bash "$SERVER" python3 "$REPO/Tools/sync-fault-tests.py" all --small --bin "$BIN"
-fi
+export SETTINGS_SYNC_ADMIN_BIN="$BIN/settings-sync-admin"
+echo "== integration tests, admin check and sync fault tests (small counts) against a throwaway PostgreSQL"
+bash Scripts/test-server.sh bash -c '
+  set -euo pipefail
+  swift test --skip-build
+  "$SETTINGS_SYNC_ADMIN_BIN" check
+  python3 "$0/Tools/sync-fault-tests.py" all --small --bin "$1"
+' "$REPO" "$BIN"
 echo "== SettingsPostgres CI passed"

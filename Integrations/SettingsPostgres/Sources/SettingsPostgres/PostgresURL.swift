@@ -14,7 +14,10 @@ struct PostgresURL: Hashable, Sendable {
     /// Parses `text`; a non-loopback host must ask for TLS (`sslmode=require`, `verify-ca` or
     /// `verify-full`; the certificate is always verified fully).
     init(_ text: String, password overridePassword: String?) throws(SettingsSyncError) {
-        guard let c = URLComponents(string: text) else { throw .invalidURL("cannot parse \"\(Self.redacted(text))\"") }
+        // Never echo the text: it may hold a password.
+        guard let c = URLComponents(string: text) else {
+            throw .invalidURL("cannot parse it (not shown: it may hold a password; percent-encode special characters)")
+        }
         guard let scheme = c.scheme?.lowercased(), scheme == "postgres" || scheme == "postgresql" else {
             throw .invalidURL("the scheme must be postgres:// or postgresql://")
         }
@@ -22,9 +25,16 @@ struct PostgresURL: Hashable, Sendable {
         self.host = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
         self.port = c.port ?? 5432
         guard (1...65535).contains(port) else { throw .invalidURL("port \(port) out of range") }
-        guard let user = c.user?.removingPercentEncoding, !user.isEmpty else { throw .invalidURL("no user name") }
+        guard let user = c.user?.removingPercentEncoding, !user.isEmpty else { throw .invalidURL("no user name (or bad %-encoding in it)") }
         self.user = user
-        self.password = overridePassword ?? c.password?.removingPercentEncoding
+        var urlPassword: String?
+        if let encoded = c.password {
+            guard let decoded = encoded.removingPercentEncoding else {
+                throw .invalidURL("the password is not valid %-encoding (not shown)")
+            }
+            urlPassword = decoded
+        }
+        self.password = overridePassword ?? urlPassword
         let path = c.path.hasPrefix("/") ? String(c.path.dropFirst()) : c.path
         self.database = path.isEmpty ? nil : (path.removingPercentEncoding ?? path)
         let sslmode = c.queryItems?.last { $0.name == "sslmode" }?.value?.lowercased()
@@ -46,12 +56,5 @@ struct PostgresURL: Hashable, Sendable {
         if h == "localhost" || h == "::1" || h == "0:0:0:0:0:0:0:1" { return true }
         let parts = h.split(separator: ".", omittingEmptySubsequences: false)
         return parts.count == 4 && parts[0] == "127" && parts.allSatisfy { UInt8($0) != nil }
-    }
-
-    /// The URL without its password, for messages.
-    static func redacted(_ text: String) -> String {
-        guard var c = URLComponents(string: text), c.password != nil else { return text }
-        c.password = "***"
-        return c.string ?? "postgres://…"
     }
 }

@@ -1,6 +1,9 @@
 public import Foundation
+public import Logging
 public import Observation
+public import ServiceLifecycle
 public import Settings
+import SettingsPlist
 import Synchronization
 
 /// Syncs the user layer of a file-backed ``Settings/SettingsStore`` with other devices through a
@@ -18,18 +21,46 @@ import Synchronization
 /// try await sync.synchronize()              // until up to date, or throws .offline
 /// ```
 ///
+/// It is a swift-service-lifecycle `Service`: in a `ServiceGroup`, ``run()`` returns after a
+/// graceful shutdown once pending pushes are sent (or after 5 s).
+///
+/// Each user is a PostgreSQL login role (``SettingsSyncAdmin/addUser(_:password:)``); the space
+/// is (that role, `app`), chosen by the server: a device sees and changes only its user's settings.
+///
 /// One process per settings file syncs (an exclusive lock on `.settings.sync.lock` beside it);
 /// others stay in ``SettingsSyncStatus/standby`` and take over within about 500 ms of its exit.
 /// The durable sync state lives in `settings.sync.plist` beside the settings file.
-public final class SettingsSync: Sendable, Observable {
+public final class SettingsSync: Sendable, Observable, Service {
     /// The store whose user layer syncs.
     public let store: SettingsStore
-    /// The app id: the space on the server that this store's devices share.
+    /// The app id: with the login role of the connection, the space on the server that this user's devices share.
     public let app: String
     /// Which keys sync.
     public let scope: SettingsSyncScope
+    /// What happens to secret keys.
+    public let secrets: SettingsSyncSecrets
+    /// Where the sync logs (connections, cycles, problems).
+    public let logger: Logger
 
-    let server: PostgresURL
+    /// This machine's clock (unix ms), plus a skew tests set to fake a wrong clock.
+    func localNowMs() -> Int64 {
+        Int64((Date().timeIntervalSince1970 * 1000).rounded()) + clockSkewMs.withLock { $0 }
+    }
+
+    let clockSkewMs = Mutex<Int64>(0)
+    /// Where the machine id is read (tests point it elsewhere).
+    let machineIDFile = Mutex(URL(filePath: "/etc/machine-id"))
+
+    /// A digest of this machine's id, or `nil` when there is none to read.
+    func machineID() -> String? {
+        let url = machineIDFile.withLock { $0 }
+        guard let bytes = try? PlistFile.read(url.path, limit: 4096)?.bytes, !bytes.isEmpty else { return nil }
+        return String(UInt64(bitPattern: LeafDigest.of(bytes: bytes)), radix: 16)
+    }
+
+    /// The server; tests may point a running sync elsewhere (a closed port: a real refused connection).
+    let serverURL: Mutex<PostgresURL>
+    var server: PostgresURL { serverURL.withLock { $0 } }
     let settingsURL: URL
     private let registrar = ObservationRegistrar()
     let shared = Mutex(Shared())
@@ -42,18 +73,31 @@ public final class SettingsSync: Sendable, Observable {
         var stopped = false
         var task: Task<Void, Never>?
         var events: AsyncStream<SyncEvent>.Continuation?
+        var inbox = Inbox()
+        var subscribers = Subscribers()
+    }
+
+    /// What wakes the engine, and who waits for it.
+    struct Inbox {
         var wake: SyncWake = []
         var tickQueued = false
+        var notifyQueued = false
+        /// The greatest change number announced since the engine last took it.
+        var notified: Int64 = 0
         /// Changed leaves and when they changed (unix ms, this machine's clock).
         var dirty: [SettingsKey: Int64] = [:]
         var requested = 0
         var waiters: [(ticket: Int, continuation: CheckedContinuation<Void, any Error>)] = []
-        var nextSubscriber = 0
+    }
+
+    /// The streams' readers, and what was reported to them.
+    struct Subscribers {
+        var next = 0
         var conflictCount = 0
         var problemCount = 0
-        var statusSubscribers: [Int: AsyncStream<SettingsSyncStatus>.Continuation] = [:]
-        var conflictSubscribers: [Int: AsyncStream<SettingsSyncConflict>.Continuation] = [:]
-        var problemSubscribers: [Int: AsyncStream<SettingsSyncError>.Continuation] = [:]
+        var status: [Int: AsyncStream<SettingsSyncStatus>.Continuation] = [:]
+        var conflicts: [Int: AsyncStream<SettingsSyncConflict>.Continuation] = [:]
+        var problems: [Int: AsyncStream<SettingsSyncError>.Continuation] = [:]
     }
 
     /// Creates a sync of `store` through the PostgreSQL server at `url`. Nothing connects until
@@ -73,26 +117,36 @@ public final class SettingsSync: Sendable, Observable {
     ///   - password: the password; overrides one in the URL.
     ///   - store: a file-backed store (``Settings/SettingsStore/file(_:format:autosaveDelay:externalChanges:options:)``
     ///     or `.shared`).
-    ///   - app: the space shared by this app's devices, 1–200 bytes.
+    ///   - app: the app id, 1–200 bytes without control characters; with the user's role it
+    ///     names the space on the server.
     ///   - scope: which keys sync (default all).
+    ///   - secrets: what happens to secret keys (default ``SettingsSyncSecrets/notSynced``: they stay here).
+    ///   - logger: where the sync logs (default: nowhere).
     /// - Throws: ``SettingsSyncError/invalidURL(_:)``, ``SettingsSyncError/tlsRequired(host:)``,
     ///   ``SettingsSyncError/invalidApp(_:)``.
     public static func postgres(
-        url: String, password: String? = nil, store: SettingsStore, app: String, scope: SettingsSyncScope = .all
+        url: String, password: String? = nil, store: SettingsStore, app: String, scope: SettingsSyncScope = .all,
+        secrets: SettingsSyncSecrets = .notSynced,
+        logger: Logger = Logger(label: "SettingsPostgres", factory: { _ in SwiftLogNoOpLogHandler() })
     ) throws(SettingsSyncError) -> SettingsSync {
-        guard (1...200).contains(app.utf8.count) else { throw .invalidApp(app) }
+        guard (1...200).contains(app.utf8.count), !app.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7f })
+        else { throw .invalidApp(app) }
         let server = try PostgresURL(url, password: password)
         guard let file = store.url else { throw .invalidURL("the store has no file: sync needs SettingsStore.file(_:)") }
-        return SettingsSync(store: store, app: app, scope: scope, server: server, settingsURL: file)
+        return SettingsSync(store: store, app: app, scope: scope, secrets: secrets, logger: logger, server: server, settingsURL: file)
     }
 
-    init(store: SettingsStore, app: String, scope: SettingsSyncScope, server: PostgresURL, settingsURL: URL) {
+    init(store: SettingsStore, app: String, scope: SettingsSyncScope, secrets: SettingsSyncSecrets, logger: Logger, server: PostgresURL, settingsURL: URL) {
         self.store = store
         self.app = app
         self.scope = scope
-        self.server = server
+        self.secrets = secrets
+        self.logger = logger
+        self.serverURL = Mutex(server)
         self.settingsURL = settingsURL
     }
+
+
 
     /// Where the durable sync state is kept: `settings.sync.plist` beside `settings.plist`.
     public var stateFileURL: URL {
@@ -135,20 +189,37 @@ public final class SettingsSync: Sendable, Observable {
             return s.stopped
         }
         if stoppedMeanwhile { task.cancel() }
-        await withTaskCancellationHandler { await task.value } onCancel: { task.cancel() }
+        await withGracefulShutdownHandler {
+            await withTaskCancellationHandler { await task.value } onCancel: { task.cancel() }
+        } onGracefulShutdown: { [self] in
+            drainThenStop()
+        }
         setStatus(.stopped)
         let (waiters, subs) = shared.withLock { s in
             s.stopped = true
             s.finished = true
             s.events?.finish()
             s.events = nil
-            defer { s.waiters = []; s.statusSubscribers = [:]; s.conflictSubscribers = [:]; s.problemSubscribers = [:] }
-            return (s.waiters, (Array(s.statusSubscribers.values), Array(s.conflictSubscribers.values), Array(s.problemSubscribers.values)))
+            defer { s.inbox.waiters = []; s.subscribers.status = [:]; s.subscribers.conflicts = [:]; s.subscribers.problems = [:] }
+            return (s.inbox.waiters, (Array(s.subscribers.status.values), Array(s.subscribers.conflicts.values), Array(s.subscribers.problems.values)))
         }
         for w in waiters { w.continuation.resume(throwing: SettingsSyncError.notRunning) }
         subs.0.forEach { $0.finish() }
         subs.1.forEach { $0.finish() }
         subs.2.forEach { $0.finish() }
+    }
+
+    /// Graceful shutdown: pending pushes are sent (at most 5 s), then ``stop()``.
+    func drainThenStop() {
+        let timer = Task { [self] in
+            do { try await Task.sleep(for: .seconds(5)) } catch { return }
+            stop()
+        }
+        Task { [self] in
+            try? await synchronize()
+            timer.cancel()
+            stop()
+        }
     }
 
     /// Stops ``run()``: closes the connection and releases the sync lock; streams finish.
@@ -185,8 +256,8 @@ public final class SettingsSync: Sendable, Observable {
                     case .standby: return .standby
                     default: break
                     }
-                    s.requested += 1
-                    s.waiters.append((s.requested, continuation))
+                    s.inbox.requested += 1
+                    s.inbox.waiters.append((s.inbox.requested, continuation))
                     return nil
                 }
                 if let failure { continuation.resume(throwing: failure) } else { signal(.sync) }
@@ -225,12 +296,12 @@ public final class SettingsSync: Sendable, Observable {
         let id = shared.withLock { s -> Int? in
             continuation.yield(s.status)
             guard !s.finished else { return nil }
-            s.nextSubscriber += 1
-            s.statusSubscribers[s.nextSubscriber] = continuation
-            return s.nextSubscriber
+            s.subscribers.next += 1
+            s.subscribers.status[s.subscribers.next] = continuation
+            return s.subscribers.next
         }
         if let id {
-            continuation.onTermination = { [weak self] _ in self?.shared.withLock { _ = $0.statusSubscribers.removeValue(forKey: id) } }
+            continuation.onTermination = { [weak self] _ in self?.shared.withLock { _ = $0.subscribers.status.removeValue(forKey: id) } }
         } else {
             continuation.finish()
         }
@@ -244,7 +315,7 @@ public final class SettingsSync: Sendable, Observable {
     /// Task { for await c in sync.conflicts { log(c.description) } }
     /// ```
     public var conflicts: AsyncStream<SettingsSyncConflict> {
-        subscribe(\.conflictSubscribers)
+        subscribe(\.subscribers.conflicts)
     }
 
     /// Problems from now on that stop nothing: leaves over a limit (``SettingsSyncError/keyTooLong(key:bytes:components:)``,
@@ -256,7 +327,7 @@ public final class SettingsSync: Sendable, Observable {
     /// Task { for await problem in sync.problems { log(problem.description) } }
     /// ```
     public var problems: AsyncStream<SettingsSyncError> {
-        subscribe(\.problemSubscribers)
+        subscribe(\.subscribers.problems)
     }
 
     /// A stream of the events sent to the subscribers at `list` from now on (the newest 10,000
@@ -266,9 +337,9 @@ public final class SettingsSync: Sendable, Observable {
     ) -> AsyncStream<Event> {
         let (stream, continuation) = AsyncStream<Event>.makeStream(bufferingPolicy: .bufferingNewest(10_000))
         let id = shared.withLock { s in
-            s.nextSubscriber += 1
-            s[keyPath: list][s.nextSubscriber] = continuation
-            return s.nextSubscriber
+            s.subscribers.next += 1
+            s[keyPath: list][s.subscribers.next] = continuation
+            return s.subscribers.next
         }
         continuation.onTermination = { [weak self] _ in self?.shared.withLock { _ = $0[keyPath: list].removeValue(forKey: id) } }
         return stream
@@ -282,7 +353,7 @@ public final class SettingsSync: Sendable, Observable {
         registrar.withMutation(of: self, keyPath: \.status) {
             let subs = shared.withLock { s in
                 s.status = new
-                return Array(s.statusSubscribers.values)
+                return Array(s.subscribers.status.values)
             }
             for c in subs { c.yield(new) }
         }
@@ -290,24 +361,24 @@ public final class SettingsSync: Sendable, Observable {
 
     func report(_ conflict: SettingsSyncConflict) {
         let subs = shared.withLock { s in
-            s.conflictCount += 1
-            return Array(s.conflictSubscribers.values)
+            s.subscribers.conflictCount += 1
+            return Array(s.subscribers.conflicts.values)
         }
         for c in subs { c.yield(conflict) }
     }
 
     func report(_ problem: SettingsSyncError) {
         let subs = shared.withLock { s in
-            s.problemCount += 1
-            return Array(s.problemSubscribers.values)
+            s.subscribers.problemCount += 1
+            return Array(s.subscribers.problems.values)
         }
         for c in subs { c.yield(problem) }
     }
 
     func signal(_ reason: SyncWake) {
         let continuation = shared.withLock { s -> AsyncStream<SyncEvent>.Continuation? in
-            let first = s.wake.isEmpty
-            s.wake.insert(reason)
+            let first = s.inbox.wake.isEmpty
+            s.inbox.wake.insert(reason)
             return first ? s.events : nil
         }
         continuation?.yield(.wake)
@@ -316,49 +387,78 @@ public final class SettingsSync: Sendable, Observable {
     /// Records local changes with the time they happened: their clocks are stamped from it, so
     /// an edit made while offline or while the engine was busy keeps its place in time.
     func noteLocal(_ keys: [SettingsKey], keepingEarlier: Bool = false) {
-        let now = Int64((Date().timeIntervalSince1970 * 1000).rounded())
+        let now = localNowMs()
         let continuation = shared.withLock { s -> AsyncStream<SyncEvent>.Continuation? in
             for key in keys {
-                if keepingEarlier, s.dirty[key] != nil { continue }
-                s.dirty[key] = now
+                if keepingEarlier, s.inbox.dirty[key] != nil { continue }
+                s.inbox.dirty[key] = now
             }
-            let first = s.wake.isEmpty
-            s.wake.insert(.local)
+            let first = s.inbox.wake.isEmpty
+            s.inbox.wake.insert(.local)
             return first ? s.events : nil
         }
         continuation?.yield(.wake)
     }
 
-    func takeWake() -> (SyncWake, [SettingsKey: Int64]) {
+    /// Why the engine was woken, and the local changes since (key: when it changed, unix ms).
+    struct Wake {
+        var reasons: SyncWake
+        var dirty: [SettingsKey: Int64]
+    }
+
+    func takeWake() -> Wake {
         shared.withLock { s in
-            defer { s.wake = []; s.dirty = [:] }
-            return (s.wake, s.dirty)
+            defer { s.inbox.wake = []; s.inbox.dirty = [:] }
+            return Wake(reasons: s.inbox.wake, dirty: s.inbox.dirty)
         }
     }
 
+    /// How many pulls ran, and notifications arrived (for tests: a flood of notifications costs one pull).
+    let pullCount = Atomic<Int>(0)
+    let notificationCount = Atomic<Int>(0)
+
     /// How many conflicts and problems were reported so far (for tests).
-    var reportedCounts: (conflicts: Int, problems: Int) { shared.withLock { ($0.conflictCount, $0.problemCount) } }
+    var reportedCounts: (conflicts: Int, problems: Int) { shared.withLock { ($0.subscribers.conflictCount, $0.subscribers.problemCount) } }
 
     /// Queues a tick unless one is waiting: ticks never pile up while the engine is offline.
     func queueTick() -> Bool {
         let continuation = shared.withLock { s -> AsyncStream<SyncEvent>.Continuation? in
             guard let events = s.events else { return nil }
-            if s.tickQueued { return events }
-            s.tickQueued = true
+            if s.inbox.tickQueued { return events }
+            s.inbox.tickQueued = true
             events.yield(.tick)
             return events
         }
         return continuation != nil
     }
 
-    func tickConsumed() { shared.withLock { $0.tickQueued = false } }
+    func tickConsumed() { shared.withLock { $0.inbox.tickQueued = false } }
 
-    var requestedRounds: Int { shared.withLock { $0.requested } }
+    /// Notes an announced change number; returns whether to queue a notification event (none is
+    /// waiting): a flood of notifications costs one pull.
+    func queueNotify(_ payload: String) -> Bool {
+        notificationCount.add(1, ordering: .relaxed)
+        return shared.withLock { s in
+            s.inbox.notified = max(s.inbox.notified, Int64(payload) ?? .max)
+            defer { s.inbox.notifyQueued = true }
+            return !s.inbox.notifyQueued
+        }
+    }
+
+    /// The greatest change number announced since the last call; the next notification queues an event.
+    func takeNotified() -> Int64 {
+        shared.withLock { s in
+            defer { s.inbox.notifyQueued = false; s.inbox.notified = 0 }
+            return s.inbox.notified
+        }
+    }
+
+    var requestedRounds: Int { shared.withLock { $0.inbox.requested } }
 
     func completeRounds(upTo ticket: Int) {
         let done = shared.withLock { s in
-            let done = s.waiters.filter { $0.ticket <= ticket }
-            s.waiters.removeAll { $0.ticket <= ticket }
+            let done = s.inbox.waiters.filter { $0.ticket <= ticket }
+            s.inbox.waiters.removeAll { $0.ticket <= ticket }
             return done
         }
         for w in done { w.continuation.resume() }
@@ -366,8 +466,8 @@ public final class SettingsSync: Sendable, Observable {
 
     func failWaiters(_ error: SettingsSyncError) {
         let all = shared.withLock { s in
-            defer { s.waiters = [] }
-            return s.waiters
+            defer { s.inbox.waiters = [] }
+            return s.inbox.waiters
         }
         for w in all { w.continuation.resume(throwing: error) }
     }
@@ -388,7 +488,7 @@ struct SyncWake: OptionSet, Sendable {
 enum SyncEvent: Sendable {
     case wake
     case listening(Int)
-    case notify(Int, String)
+    case notify(Int)
     case lost(Int, String)
     case tick
 }

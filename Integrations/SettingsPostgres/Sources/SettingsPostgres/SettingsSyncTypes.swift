@@ -114,7 +114,19 @@ public enum SettingsSyncError: Error, Hashable, Sendable, CustomStringConvertibl
     case valueTooLarge(key: String, bytes: Int, limit: Int)
     /// More than `limit` (100,000) leaves would sync: new keys stay local.
     case tooManyKeys(key: String, count: Int, limit: Int)
-    /// The app id (the space) must be 1–200 bytes of UTF-8.
+    /// A key path that cannot sync (empty, an empty component, a control character): it stays
+    /// local, reported once, and holds back no other key.
+    case badKey(key: String, reason: String)
+    /// A secret key (``SettingsSyncSecrets``) found on the server while this device has no
+    /// end-to-end key: the device keeps its own value. Reported once per key.
+    case secretNotSynced(key: String)
+    /// The leaf would take the settings file past `limit` bytes (32 MiB in the file's format, half
+    /// the store's file limit), or the server's space past its 64 MiB of keys and values
+    /// (`bytes` -1). The leaf stays local (or, pulled, is not applied) and is reported once.
+    case spaceFull(key: String, bytes: Int, limit: Int)
+    /// A provisioning step of ``SettingsSyncAdmin`` failed.
+    case admin(String)
+    /// The app id must be 1–200 bytes of UTF-8 without control characters (U+0000–U+001F, U+007F).
     case invalidApp(String)
     /// The server URL cannot be used.
     case invalidURL(String)
@@ -136,19 +148,28 @@ public enum SettingsSyncError: Error, Hashable, Sendable, CustomStringConvertibl
     public var description: String {
         switch self {
         case let .keyTooLong(key, bytes, components):
-            "key too long to sync: \(key.prefix(80)) is \(bytes) bytes, \(components) components (limits 1024 bytes, 32 components)"
+            "key too long to sync: \(Self.printable(key)) is \(bytes) bytes, \(components) components (limits 1024 bytes, 32 components)"
         case let .valueTooLarge(key, bytes, limit):
             "value too large to sync: \(key) is \(bytes) bytes (limit \(limit))"
         case let .tooManyKeys(key, count, limit):
             "too many keys to sync: \(key) would be leaf \(count) (limit \(limit))"
+        case let .badKey(key, reason):
+            "key cannot sync: \(Self.printable(key)): \(reason)"
+        case let .secretNotSynced(key):
+            "secret not synced: \(Self.printable(key)) is on the server, but this device has no end-to-end key (secrets: .encrypted(with:)); its own value is kept"
+        case let .spaceFull(key, bytes, limit):
+            bytes < 0 ? "sync space full on the server (limit \(limit) bytes): \(Self.printable(key)) kept local"
+                : "sync space full: \(Self.printable(key)) would make the settings file about \(bytes) bytes (limit \(limit)); not synced"
+        case let .admin(why):
+            "settings-sync-admin: \(why)"
         case let .invalidApp(app):
-            "invalid app id \"\(app.prefix(80))\": \(app.utf8.count) bytes (must be 1–200)"
+            "invalid app id \"\(Self.printable(app))\": \(app.utf8.count) bytes (must be 1–200, no control characters)"
         case let .invalidURL(why):
             "invalid PostgreSQL URL: \(why)"
         case let .tlsRequired(host):
             "TLS is required for \(host): add ?sslmode=require to the URL (plain connections are allowed only to loopback)"
         case let .badRow(key, seq, reason):
-            "skipped row \(key.prefix(80)) (change \(seq)): \(reason)"
+            "skipped row \(Self.printable(key)) (change \(seq)): \(reason)"
         case let .schemaMismatch(found, expected):
             "server schema version \(found), this library knows \(expected)"
         case let .offline(reason):
@@ -158,6 +179,17 @@ public enum SettingsSyncError: Error, Hashable, Sendable, CustomStringConvertibl
         case .notRunning:
             "sync is not running"
         }
+    }
+}
+
+extension SettingsSyncError {
+    /// `text` cut at 80 characters with control characters escaped (`\u{0}`): one printable line.
+    static func printable(_ text: String) -> String {
+        var out = ""
+        for scalar in text.unicodeScalars.prefix(80) {
+            if scalar.value < 0x20 || scalar.value == 0x7f { out += "\\u{\(String(scalar.value, radix: 16))}" } else { out.unicodeScalars.append(scalar) }
+        }
+        return out
     }
 }
 

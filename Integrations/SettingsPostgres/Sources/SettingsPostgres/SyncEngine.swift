@@ -5,18 +5,6 @@ import Settings
 import SettingsPlist
 import Synchronization
 
-/// Limits checked before pushing and on pulled rows.
-enum SyncLimits {
-    static let keyBytes = 1024
-    static let keyComponents = 32
-    static let valueBytes = 256 * 1024
-    static let leaves = 100_000
-    static let pushBatch = 1000
-    static let pullPage = 2000
-    /// How far ahead of the server clock a row's HLC may be (5 minutes).
-    static let futureMs: Int64 = 300_000
-}
-
 /// A failure that ends a connection.
 struct SyncConnectionError: Error, CustomStringConvertible {
     var description: String
@@ -33,29 +21,28 @@ final class SyncEngine {
     var reportedRows: Set<String> = []
     var reportedLimits: Set<String> = []
     var lastCheckIn = ContinuousClock.now - .seconds(3600)
-    let logger = Logger(label: "SettingsPostgres", factory: { _ in SwiftLogNoOpLogHandler() })
+    /// Stored sizes of leaves by path, valid while the digest matches (the space total).
+    var sizes: [String: (digest: Int64, size: Int)] = [:]
+    /// Paths known to be secret or not (``isSecret(_:)``).
+    var secretPaths: [String: Bool] = [:]
+    /// During a full download after a purge: synced leaves not (yet) seen in it.
+    var resyncUnseen: Set<String>?
+    let logger: Logger
 
     init(sync: SettingsSync, events: AsyncStream<SyncEvent>) {
         self.sync = sync
         self.store = sync.store
         self.events = events.makeAsyncIterator()
         self.storage = SyncStateStorage(url: sync.stateFileURL)
+        self.logger = sync.logger
         self.state = SyncStateFile(app: sync.app, device: UUID())
     }
 
     var me: UUID { state.device }
 
-    /// `SETTINGS_SYNC_DEBUG=1`: a trace of the engine on stderr.
-    static let debug = ProcessInfo.processInfo.environment["SETTINGS_SYNC_DEBUG"] == "1"
-
-    func trace(_ message: @autoclosure () -> String) {
-        guard Self.debug else { return }
-        FileHandle.standardError.write(Data("sync[\(getpid())] \(Date().timeIntervalSince1970): \(message())\n".utf8))
-    }
-
     // MARK: Clock
 
-    var nowMs: Int64 { Int64((Date().timeIntervalSince1970 * 1000).rounded()) + state.clockOffsetMs }
+    var nowMs: Int64 { sync.localNowMs() + state.clockOffsetMs }
 
     /// A new write's clock: `max(last + 1, now << 16)`, or from the time the change happened
     /// (`unixMs`, this machine's clock, corrected by the server offset).
@@ -74,16 +61,22 @@ final class SyncEngine {
 
     func run() async {
         // 1. One syncing process per file.
-        var lockFD: Int32?
+        var fileLock: PlistFile.Lock?
         while !Task.isCancelled {
-            lockFD = SyncFileLock.tryAcquire(sync.lockFileURL)
-            if lockFD != nil { break }
-            sync.setStatus(.standby)
-            sync.failWaiters(.standby)
+            do {
+                fileLock = try SyncFileLock.tryAcquire(sync.lockFileURL)
+                if fileLock != nil { break }
+                sync.setStatus(.standby)
+                sync.failWaiters(.standby)
+            } catch {
+                let reason = "\(error)"
+                sync.setStatus(.offline(reason: reason))
+                sync.failWaiters(.offline(reason: reason))
+            }
             try? await Task.sleep(for: .milliseconds(500))
         }
-        guard let lockFD else { return }
-        defer { close(lockFD) }
+        guard let fileLock else { return }
+        defer { fileLock.release() }
         sync.setStatus(.connecting)
 
         // 2. Hear every local change from now on, then read the state and compare with the file.
@@ -114,7 +107,7 @@ final class SyncEngine {
             do {
                 try await session { backoff = .milliseconds(100) }
             } catch {
-                trace("session ended: \(Self.describe(error))")
+                logger.info("session ended: \(Self.describe(error))")
                 if Task.isCancelled { break }
                 let reason = Self.describe(error)
                 sync.setStatus(.offline(reason: reason))
@@ -129,11 +122,22 @@ final class SyncEngine {
     func loadState() async {
         let storage = self.storage
         let loaded: SyncStateFile? = try? await BlockingIO.run { try storage.load() }
+        let machine = sync.machineID()
+        defer { state.machine = machine }
         guard let loaded, loaded.format == 1 else { return }
         if loaded.app == sync.app {
             state = loaded
         } else {
             state = SyncStateFile(app: sync.app, device: loaded.device)  // another space: start over
+        }
+        // A configuration directory copied to another machine: that machine is a new device.
+        if let was = loaded.machine, let machine, was != machine {
+            let old = state.device
+            state.device = UUID()
+            for (path, reg) in state.leaves where reg.device == old && reg.state == .pending {
+                state.leaves[path]?.device = state.device
+            }
+            logger.info("machine id changed: new device id \(state.device)")
         }
     }
 
@@ -176,7 +180,7 @@ final class SyncEngine {
     /// leaf pending with a fresh clock.
     func processDirty(_ changed: [SettingsKey: Int64], full: Bool) {
         func check(_ key: SettingsKey, _ value: PlistValue?, at unixMs: Int64?) {
-            guard sync.scope.includes(key) else { return }
+            guard sync.scope.includes(key), sync.secrets.keyBytes != nil || !isSecret(key) else { return }
             let digest = LeafDigest.of(value)
             if let reg = state.leaves[key.path] {
                 if reg.state == .applying || reg.digest == digest { return }
@@ -206,15 +210,9 @@ final class SyncEngine {
     // MARK: Connection
 
     func session(connected: () -> Void) async throws {
-        var config = PostgresConnection.Configuration(
-            host: sync.server.host, port: sync.server.port, username: sync.server.user,
-            password: sync.server.password, database: sync.server.database,
-            tls: try Self.tls(sync.server.tls))
-        config.options.connectTimeout = .seconds(5)
-        config.options.additionalStartupParameters = [("application_name", "settings-sync")]
         generation += 1
         let gen = generation
-        let conn = try await PostgresConnection.connect(configuration: config, id: gen, logger: logger)
+        let conn = try await sync.server.connect(id: gen, logger: logger)
         do {
             try await withTaskCancellationHandler {
                 try await connectedSession(conn, gen, connected: connected)
@@ -228,32 +226,30 @@ final class SyncEngine {
         try? await conn.close()
     }
 
-    static func tls(_ mode: PostgresURL.TLSMode) throws -> PostgresConnection.Configuration.TLS {
-        switch mode {
-        case .disable: .disable
-        case .require: .require(try NIOSSLContext(configuration: .makeClientConfiguration()))
-        }
-    }
-
     func connectedSession(_ conn: PostgresConnection, _ gen: Int, connected: () -> Void) async throws {
         let logger = self.logger
-        try await Self.timed(conn, .seconds(15), "schema") { try await Self.ensureSchema(conn, logger) }
-        let t0 = Date()
+        try await Self.timed(conn, .seconds(15), "schema") { try await Self.checkSchema(conn, logger) }
+        let app = sync.app
+        let channel = try await Self.timed(conn, .seconds(5), "open") {
+            try await conn.query("SELECT channel FROM settings_sync_open(\(app))", logger: logger)
+                .decode(String.self).reduce(into: "") { $0 = $1 }
+        }
+        let t0 = sync.localNowMs()
         let serverMs = try await Self.timed(conn, .seconds(5), "clock") {
             try await conn.query("SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint", logger: logger)
                 .decode(Int64.self).reduce(into: Int64(0)) { $0 = $1 }
         }
-        let t1 = Date()
-        let localMid = Int64(((t0.timeIntervalSince1970 + t1.timeIntervalSince1970) / 2 * 1000).rounded())
+        let t1 = sync.localNowMs()
+        let localMid = (t0 + t1) / 2
         state.clockOffsetMs = serverMs - localMid
 
         // LISTEN first: notifications sent while we were away are lost, so catch up after.
         guard let events = sync.shared.withLock({ $0.events }) else { throw CancellationError() }
-        let listener = Self.listen(conn, gen, events)
+        let listener = Self.listen(conn, channel, gen, events, sync)
         defer { listener.cancel() }
         let deadline = ContinuousClock.now + .seconds(5)
         waiting: while true {
-            guard let event = await events_next() else { throw CancellationError() }
+            guard let event = await nextEvent() else { throw CancellationError() }
             switch event {
             case .listening(let g) where g == gen: break waiting
             case .lost(let g, let reason) where g == gen: throw SyncConnectionError(description: reason)
@@ -269,33 +265,32 @@ final class SyncEngine {
         var ticket = sync.requestedRounds
         var wake = sync.takeWake()
         // The first session follows the start-up scan; the change callback has been on since.
-        try await cycle(conn, dirty: wake.1, full: gen > 1)
+        try await cycle(conn, dirty: wake.dirty, full: gen > 1)
         sync.completeRounds(upTo: ticket)
         sync.setStatus(.upToDate(seq: state.cursorSeq))
         connected()
         var lastActivity = ContinuousClock.now
 
         while true {
-            guard let event = await events_next() else { throw CancellationError() }
+            guard let event = await nextEvent() else { throw CancellationError() }
             var pull = false
             var full = false
             switch event {
-            case .notify(let g, let payload) where g == gen:
-                let parts = payload.split(separator: " ", maxSplits: 2).map(String.init)
-                if parts.count == 3, parts[2] == sync.app, let seq = Int64(parts[0]), seq > state.cursorSeq { pull = true }
+            case .notify(let g) where g == gen:
+                if sync.takeNotified() > state.cursorSeq { pull = true }
             case .lost(let g, let reason) where g == gen:
                 throw SyncConnectionError(description: reason)
             case .wake:
                 ticket = sync.requestedRounds
                 wake = sync.takeWake()
-                if wake.0.contains(.sync) {
+                if wake.reasons.contains(.sync) {
                     full = true
-                } else if wake.0.contains(.local) {
+                } else if wake.reasons.contains(.local) {
                     // Debounce: a burst of writes becomes one push.
                     try await Task.sleep(for: .milliseconds(20))
                     let more = sync.takeWake()
-                    wake.1.merge(more.1) { _, later in later }
-                    if more.0.contains(.sync) { full = true; ticket = sync.requestedRounds }
+                    wake.dirty.merge(more.dirty) { _, later in later }
+                    if more.reasons.contains(.sync) { full = true; ticket = sync.requestedRounds }
                 }
             case .tick:
                 if ContinuousClock.now - lastActivity >= .seconds(15) {
@@ -309,48 +304,48 @@ final class SyncEngine {
                 continue
             }
             if full {
-                try await cycle(conn, dirty: wake.1, full: true)
+                try await cycle(conn, dirty: wake.dirty, full: true)
                 sync.completeRounds(upTo: ticket)
             } else if pull {
                 try await cycle(conn, dirty: [:], full: false)
             } else {
-                try await cycle(conn, dirty: wake.1, full: false)
+                try await cycle(conn, dirty: wake.dirty, full: false)
             }
-            wake.1 = [:]
+            wake.dirty = [:]
             lastActivity = ContinuousClock.now
             sync.setStatus(.upToDate(seq: state.cursorSeq))
         }
     }
 
-    func events_next() async -> SyncEvent? {
+    func nextEvent() async -> SyncEvent? {
         let event = await events.next()
-        if case .tick = event { sync.tickConsumed() }
+        switch event {
+        case .tick: sync.tickConsumed()
+        case .notify(let g) where g != generation: _ = sync.takeNotified()   // an old connection's: frees the slot
+        default: break
+        }
         return event
     }
 
     /// Local changes, pull to the end, push what is pending, pull again (our own push).
     func cycle(_ conn: PostgresConnection, dirty: [SettingsKey: Int64], full: Bool) async throws {
-        trace("cycle dirty=\(dirty.count)\(full ? " + all" : "")")
+        logger.trace("cycle dirty=\(dirty.count)\(full ? " + all" : "")")
         processDirty(dirty, full: full)
-        trace("pull from \(state.cursorSeq)")
+        logger.trace("pull from \(state.cursorSeq)")
         try await pullAll(conn)
         if hasPending {
-            trace("push")
+            logger.trace("push")
             let lastPush = try await pushAll(conn)
             if state.cursorSeq < lastPush {  // others pushed meanwhile: pull past our own rows
-                trace("pull after push from \(state.cursorSeq)")
+                logger.trace("pull after push from \(state.cursorSeq)")
                 try await pullAll(conn)
             }
         }
-        trace("cycle done at \(state.cursorSeq)")
+        logger.trace("cycle done at \(state.cursorSeq)")
         if state.cursorSeq > 0, ContinuousClock.now - lastCheckIn > .seconds(60) {
             let logger = self.logger, app = sync.app, me = self.me, seq = state.cursorSeq
             _ = try await Self.timed(conn, .seconds(5), "check-in") {
-                try await conn.query("""
-                    INSERT INTO settings_sync_devices (space, device, cursor) VALUES (\(app), \(me), \(seq))
-                    ON CONFLICT (space, device) DO UPDATE
-                    SET cursor = greatest(settings_sync_devices.cursor, excluded.cursor), seen_at = now()
-                    """, logger: logger)
+                try await conn.query("SELECT settings_sync_check_in(\(app), \(me), \(seq))", logger: logger)
                 return ()
             }
             lastCheckIn = .now
@@ -362,7 +357,7 @@ final class SyncEngine {
     func checkHorizon(_ conn: PostgresConnection) async throws {
         let logger = self.logger, app = sync.app
         let rows = try await Self.timed(conn, .seconds(5), "horizon") {
-            try await conn.query("SELECT seq, purged_seq FROM settings_sync_spaces WHERE space = \(app)", logger: logger)
+            try await conn.query("SELECT seq, purged_seq FROM settings_sync_spaces WHERE app = \(app)", logger: logger)
                 .decode((Int64, Int64).self).reduce(into: [(Int64, Int64)]()) { $0.append($1) }
         }
         let (seq, purged) = rows.first ?? (0, 0)
@@ -373,8 +368,11 @@ final class SyncEngine {
                 if reg.digest != nil { state.leaves[path]?.state = .pending }
             }
         } else if purged > state.cursorSeq {
+            // Tombstones we never saw are gone: download everything; synced leaves the download
+            // does not mention were deleted meanwhile.
             state.cursorSeq = 0
             state.cursorKey = ""
+            resyncUnseen = Set(state.leaves.filter { $0.value.state == .synced && $0.value.digest != nil }.keys)
         }
     }
 
@@ -385,6 +383,7 @@ final class SyncEngine {
     /// Pulls to the end. Pages of 2,000 rows are applied in batches of up to 10,000 (one apply,
     /// one flush, two state saves per batch: a fresh device's download is not quadratic).
     func pullAll(_ conn: PostgresConnection) async throws {
+        sync.pullCount.add(1, ordering: .relaxed)
         let logger = self.logger, app = sync.app
         var seq = state.cursorSeq, key = state.cursorKey
         var batch: [Row] = []
@@ -396,11 +395,11 @@ final class SyncEngine {
                 let result = k.isEmpty
                     ? try await conn.query("""
                         SELECT key, value, hlc, device, seq FROM settings_sync_entries
-                        WHERE space = \(app) AND seq > \(s) ORDER BY seq, key LIMIT 2000
+                        WHERE app = \(app) AND seq > \(s) ORDER BY seq, key LIMIT \(SyncLimits.pullPage)
                         """, logger: logger)
                     : try await conn.query("""
                         SELECT key, value, hlc, device, seq FROM settings_sync_entries
-                        WHERE space = \(app) AND (seq, key) > (\(s), \(k)) ORDER BY seq, key LIMIT 2000
+                        WHERE app = \(app) AND (seq, key) > (\(s), \(k)) ORDER BY seq, key LIMIT \(SyncLimits.pullPage)
                         """, logger: logger)
                 for try await r in result.decode((String, ByteBuffer?, Int64, UUID, Int64).self) {
                     out.append((r.0, r.1, r.2, r.3, r.4))
@@ -409,7 +408,7 @@ final class SyncEngine {
             }
             let end = rows.count < SyncLimits.pullPage
             if let last = rows.last {
-                trace("pulled \(rows.count) rows")
+                logger.trace("pulled \(rows.count) rows")
                 batch += rows
                 seq = last.seq
                 // A short page is the end: every row of `last.seq` is seen (a later change gets a new seq).
@@ -421,11 +420,30 @@ final class SyncEngine {
                 state.cursorSeq = seq
                 state.cursorKey = key
                 try await saveState()
-                trace("batch applied, cursor \(seq)")
+                logger.trace("batch applied, cursor \(seq)")
             } else if end, rows.isEmpty, seq == state.cursorSeq, key != state.cursorKey {
                 state.cursorKey = key
             }
-            if end { return }
+            if end {
+                try await deleteUnseenAfterResync()
+                return
+            }
+        }
+    }
+
+    /// After a full download (the tombstones past our cursor were purged): the synced leaves it
+    /// did not mention were deleted on the server; delete them here too.
+    func deleteUnseenAfterResync() async throws {
+        guard let unseen = resyncUnseen else { return }
+        resyncUnseen = nil
+        let gone = unseen.compactMap { path -> Incoming? in
+            guard let reg = state.leaves[path], reg.state == .synced else { return nil }
+            return Incoming(key: SettingsKey(path), value: nil, digest: nil, hlc: reg.hlc, device: reg.device, size: 0)
+        }
+        if !gone.isEmpty {
+            logger.info("full download after a purge: \(gone.count) leaves were deleted meanwhile")
+            try await apply(gone)
+            try await saveState()
         }
     }
 
@@ -435,24 +453,40 @@ final class SyncEngine {
         var digest: Int64?
         var hlc: Int64
         var device: UUID
+        /// About how many bytes it takes in the settings file (``fileSize(_:_:binary:)``).
+        var size: Int
     }
 
-    /// Why a pulled row cannot be applied, or `nil` (with its key and value) when it can.
-    func validate(_ row: Row) -> Result<(SettingsKey, PlistValue?), SettingsSyncError> {
-        func bad(_ reason: String) -> Result<(SettingsKey, PlistValue?), SettingsSyncError> {
+    /// Why a pulled row cannot be applied, or its key, value and stored size when it can.
+    func validate(_ row: Row) -> Result<(SettingsKey, PlistValue?, Int), SettingsSyncError> {
+        func bad(_ reason: String) -> Result<(SettingsKey, PlistValue?, Int), SettingsSyncError> {
             .failure(.badRow(key: row.key, seq: row.seq, reason: reason))
         }
+        switch SyncKeyRules.problem(row.key) {
+        case .keyTooLong(_, let bytes, let components)?:
+            return bad("not a valid key path: \(bytes) bytes, \(components) components (limits \(SyncLimits.keyBytes), \(SyncLimits.keyComponents))")
+        case .badKey(_, let reason)?:
+            return bad("not a valid key path: \(reason)")
+        default:
+            break
+        }
         let key = SettingsKey(row.key)
-        guard key.path == row.key, row.key.utf8.count <= SyncLimits.keyBytes, key.components.count <= SyncLimits.keyComponents,
-              !key.components.contains(where: \.isEmpty),
-              !row.key.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7f })
-        else { return bad("not a valid key path") }
         guard row.hlc <= (nowMs + SyncLimits.futureMs) << 16 | 0xffff else {
             return bad("timestamp \(((row.hlc >> 16) - nowMs) / 1000) s ahead of the server clock")
         }
-        guard var buffer = row.value else { return .success((key, nil)) }
-        guard buffer.readableBytes <= SyncLimits.valueBytes, let bytes = buffer.readBytes(length: buffer.readableBytes) else {
-            return bad("value over \(SyncLimits.valueBytes) bytes")
+        let secret = isSecret(key)
+        if secret, sync.secrets.keyBytes == nil { return .failure(.secretNotSynced(key: row.key)) }
+        guard var buffer = row.value else { return .success((key, nil, 0)) }
+        guard buffer.readableBytes <= SyncLimits.valueBytes + SyncSecrets.overhead,
+              var bytes = buffer.readBytes(length: buffer.readableBytes)
+        else { return bad("value over \(SyncLimits.valueBytes) bytes") }
+        // A sealed value is a secret wherever it is found (another device may mark more keys).
+        if secret || SyncSecrets.isSealed(bytes) {
+            guard let secretKey = sync.secrets.key else { return .failure(.secretNotSynced(key: row.key)) }
+            guard let plain = SyncSecrets.open(bytes, key: secretKey, app: sync.app, path: row.key) else {
+                return bad("a secret not sealed with this device's key")
+            }
+            bytes = plain
         }
         let value: PlistValue
         do {
@@ -461,7 +495,21 @@ final class SyncEngine {
             return bad("undecodable value: \(error.message)")
         }
         if case .dictionary = value { return bad("a dictionary (only leaves sync)") }
-        return .success((key, value))
+        return .success((key, value, fileSize(row.key, value, binary: bytes.count)))
+    }
+
+    /// Whether the sync counts `key` secret (``SettingsSyncSecrets``), remembered per path: the
+    /// secret-name rule is checked once per leaf, not at every scan.
+    func isSecret(_ key: SettingsKey) -> Bool {
+        if let known = secretPaths[key.path] { return known }
+        let secret = sync.secrets.isSecret(key)
+        secretPaths[key.path] = secret
+        return secret
+    }
+
+    /// `key` as conflicts show it: marked secret when the sync counts it secret.
+    func shown(_ key: SettingsKey) -> SettingsKey {
+        isSecret(key) ? .secret(key.path) : key
     }
 
     func applyPage(_ rows: [Row]) async throws {
@@ -469,13 +517,15 @@ final class SyncEngine {
         var conflicts: [SettingsSyncConflict] = []
         var problems: [SettingsSyncError] = []
         for row in rows {
-            let key: SettingsKey, value: PlistValue?
+            resyncUnseen?.remove(row.key)
+            let key: SettingsKey, value: PlistValue?, size: Int
             switch validate(row) {
             case .failure(let problem):
-                if reportedRows.insert("\(row.seq) \(row.key)").inserted { problems.append(problem) }
+                let once = if case .secretNotSynced = problem { "secret \(row.key)" } else { "\(row.seq) \(row.key)" }
+                if reportedRows.insert(once).inserted { problems.append(problem) }
                 continue
             case .success(let ok):
-                (key, value) = ok
+                (key, value, size) = ok
             }
             guard sync.scope.includes(key) else { continue }
             receive(row.hlc)
@@ -484,23 +534,87 @@ final class SyncEngine {
             if let reg, !LeafRegister.newer(remote, than: (reg.hlc, reg.device)) {
                 if remote == (reg.hlc, reg.device) {
                     if reg.state == .superseded { state.leaves[key.path]?.state = .synced }
-                } else if row.device != me, reg.device == me {
+                } else if row.device != me, reg.device == me, leafValue(key) != value {
                     conflicts.append(SettingsSyncConflict(
-                        key: key, keptValue: leafValue(key), lostValue: value, keptDevice: me, lostDevice: row.device,
+                        key: shown(key), keptValue: leafValue(key), lostValue: value, keptDevice: me, lostDevice: row.device,
                         keptClock: reg.hlc, lostClock: row.hlc, thisDeviceLost: false))
                 }
                 continue
             }
-            if let reg, reg.state == .pending || reg.state == .superseded, row.device != me {
+            if let reg, reg.state == .pending || reg.state == .superseded, row.device != me, leafValue(key) != value {
                 conflicts.append(SettingsSyncConflict(
-                    key: key, keptValue: value, lostValue: leafValue(key), keptDevice: row.device, lostDevice: reg.device,
+                    key: shown(key), keptValue: value, lostValue: leafValue(key), keptDevice: row.device, lostDevice: reg.device,
                     keptClock: row.hlc, lostClock: reg.hlc, thisDeviceLost: true))
             }
-            incoming.append(Incoming(key: key, value: value, digest: LeafDigest.of(value), hlc: row.hlc, device: row.device))
+            incoming.append(Incoming(key: key, value: value, digest: LeafDigest.of(value), hlc: row.hlc, device: row.device, size: size))
         }
+        incoming = withinSpaceLimit(incoming, problems: &problems)
         if !incoming.isEmpty { try await apply(incoming) }
         for c in conflicts { sync.report(c) }
         for p in problems { sync.report(p) }
+    }
+
+    // MARK: Space total
+
+    /// The file size (``fileSize(_:_:binary:)``) of a live leaf, cached by digest; 0 for absent or rejected leaves.
+    func storedSize(_ path: String, _ reg: LeafRegister) -> Int {
+        guard let digest = reg.digest, reg.state != .rejected else { return 0 }
+        if let cached = sizes[path], cached.digest == digest { return cached.size }
+        guard let value = leafValue(SettingsKey(path)) else { return 0 }
+        let binary = (try? value.encodedBytes(as: .binary).count) ?? 0
+        let size = fileSize(path, value, binary: binary)
+        sizes[path] = (digest, size)
+        return size
+    }
+
+    /// About how many bytes a leaf takes in the settings file, in the store's format (an upper
+    /// estimate): the binary size for binary files; for text formats its key elements, strings
+    /// with their escapes (`&amp;` is 5 bytes for 1), data in base64, arrays encoded.
+    func fileSize(_ path: String, _ value: PlistValue, binary: Int) -> Int {
+        if store.format == .binary { return path.utf8.count + binary }
+        let components = path.utf8.count(where: { $0 == UInt8(ascii: "/") }) + 1
+        let keys = 2 * path.utf8.count + 32 * components
+        switch value {
+        case .string(let text):
+            return keys + 32 + text.utf8.reduce(0) { $0 + ($1 == UInt8(ascii: "&") ? 5 : $1 == UInt8(ascii: "<") || $1 == UInt8(ascii: ">") ? 4 : 1) }
+        case .data(let data):
+            return keys + 32 + (data.count + 2) / 3 * 4 * 70 / 68
+        case .array:
+            return keys + ((try? value.encodedBytes(as: store.format).count) ?? 6 * binary)
+        default:
+            return keys + 64
+        }
+    }
+
+    /// The space total of every live leaf except those at `excluded` paths (and pending ones when `settledOnly`).
+    func spaceTotal(excluding excluded: Set<String> = [], settledOnly: Bool = false) -> Int {
+        var total = 0
+        for (path, reg) in state.leaves where !excluded.contains(path) && !(settledOnly && reg.state == .pending) {
+            total += storedSize(path, reg)
+        }
+        return total
+    }
+
+    /// The incoming rows that fit the space total (``SyncLimits/clientSpaceBytes``, half the
+    /// store's 64 MiB file limit): a batch never makes the settings file too large to load.
+    /// The others are not applied and are reported once.
+    func withinSpaceLimit(_ incoming: [Incoming], problems: inout [SettingsSyncError]) -> [Incoming] {
+        var total = spaceTotal(excluding: Set(incoming.map(\.key.path)))
+        var kept: [Incoming] = []
+        kept.reserveCapacity(incoming.count)
+        for item in incoming {
+            let size = item.value == nil ? 0 : item.size
+            if total + size > SyncLimits.clientSpaceBytes {
+                if reportedRows.insert("full \(item.key.path) \(item.digest ?? 0)").inserted {
+                    problems.append(.spaceFull(key: item.key.path, bytes: total + size, limit: SyncLimits.clientSpaceBytes))
+                }
+                continue
+            }
+            total += size
+            if let digest = item.digest { sizes[item.key.path] = (digest, size) }
+            kept.append(item)
+        }
+        return kept
     }
 
     /// (a) mark applying durably, (b) one conditional batch under the store's lock (skipping keys
@@ -522,18 +636,18 @@ final class SyncEngine {
             reg.prevExists = old != nil
             state.leaves[item.key.path] = reg
         }
-        trace("apply \(incoming.count): marking applying")
+        logger.trace("apply \(incoming.count): marking applying")
         try await saveState()
-        trace("apply: marked")
+        logger.trace("apply: marked")
         var skipped: Set<SettingsKey> = []
         let applied = store.applyToUserLayer(incoming.map { ($0.key, $0.value) }, origin: .sync) { key, current in
             let ok = LeafDigest.of(current) == (known[key] ?? nil)
             if !ok { skipped.insert(key) }
             return ok
         }
-        trace("apply: applied \(applied.count)")
+        logger.trace("apply: applied \(applied.count)")
         if !applied.isEmpty { try await store.flush() }
-        trace("apply: flushed")
+        logger.trace("apply: flushed")
         for item in incoming {
             // Skipped keys take the remote register: the local edit that raced is compared
             // against it when processed, and wins with a newer clock.
@@ -554,6 +668,7 @@ final class SyncEngine {
         try await store.flush()
         var batch: [(path: String, bytes: ByteBuffer, hlc: Int64, deleted: Bool)] = []
         let liveCount = state.leaves.values.count(where: { $0.digest != nil && $0.state != .rejected })
+        var total = spaceTotal(settledOnly: true)
         for (path, reg) in state.leaves.sorted(by: { $0.key < $1.key }) where reg.state == .pending {
             let key = SettingsKey(path)
             let value = leafValue(key)
@@ -564,8 +679,9 @@ final class SyncEngine {
                 hlc = tick()
                 state.leaves[path] = LeafRegister(hlc: hlc, device: me, digest: digest, state: .pending)
             }
-            if path.utf8.count > SyncLimits.keyBytes || key.components.count > SyncLimits.keyComponents {
-                reject(path, digest, .keyTooLong(key: path, bytes: path.utf8.count, components: key.components.count))
+            // The same rules as pulled rows: a bad key stays here, reported once, and holds back nothing.
+            if let problem = SyncKeyRules.problem(path) {
+                reject(path, digest, problem)
                 continue
             }
             guard value != nil else {
@@ -584,7 +700,22 @@ final class SyncEngine {
                 reject(path, digest, .tooManyKeys(key: path, count: liveCount, limit: SyncLimits.leaves))
                 continue
             }
-            batch.append((path, ByteBuffer(bytes: bytes), hlc, false))
+            let size = fileSize(path, value ?? .bool(false), binary: bytes.count)
+            if total + size > SyncLimits.clientSpaceBytes {
+                reject(path, digest, .spaceFull(key: path, bytes: total + size, limit: SyncLimits.clientSpaceBytes))
+                continue
+            }
+            total += size
+            if let digest { sizes[path] = (digest, size) }
+            if let secretKey = sync.secrets.key, isSecret(key) {
+                guard let sealed = try? SyncSecrets.seal(bytes, key: secretKey, app: sync.app, path: path) else {
+                    reject(path, digest, .valueTooLarge(key: path, bytes: -1, limit: SyncLimits.valueBytes))
+                    continue
+                }
+                batch.append((path, ByteBuffer(bytes: sealed), hlc, false))
+            } else {
+                batch.append((path, ByteBuffer(bytes: bytes), hlc, false))
+            }
         }
         var start = 0
         while start < batch.count {
@@ -593,6 +724,13 @@ final class SyncEngine {
             let superseded: Set<String>, changeSeq: Int64
             do {
                 (changeSeq, superseded) = try await push(conn, chunk)
+            } catch let error as PSQLError where error.serverInfo?[.sqlState] == "53400" {
+                // The space is full on the server (other devices filled it): these leaves stay here.
+                for item in chunk where !item.deleted {
+                    reject(item.path, state.leaves[item.path]?.digest, .spaceFull(key: item.path, bytes: -1, limit: SyncLimits.spaceBytes))
+                }
+                logger.info("push refused: \(Self.describe(error))")
+                continue
             } catch let error as PSQLError where error.serverInfo?[.sqlState] == "22008" {
                 // Our clock ran ahead of the server's: re-stamp and retry once.
                 state.lastHLC = nowMs << 16
@@ -606,7 +744,7 @@ final class SyncEngine {
             // Nobody pushed between our cursor and this push: its rows are ours, no need to pull them.
             lastChange = changeSeq
             if changeSeq == state.cursorSeq + 1, state.cursorKey.isEmpty { state.cursorSeq = changeSeq }
-            trace("pushed \(chunk.count), superseded \(superseded.count)")
+            logger.trace("pushed \(chunk.count), superseded \(superseded.count)")
             for item in chunk {
                 guard var reg = state.leaves[item.path], reg.state == .pending else { continue }
                 reg.state = superseded.contains(item.path) ? .superseded : .synced
@@ -659,8 +797,9 @@ final class SyncEngine {
                 // answers a query written to the closing channel.
                 let watch = CloseWatch.of(conn)
                 let id = watch.add { once.resume(.failure(SyncConnectionError(description: "connection closed during \(what)"))) }
-                let timer = Task {
-                    try await Task.sleep(for: limit)
+                // The deadline is a timer on the connection's event loop: one task per query, the body's.
+                let (seconds, attoseconds) = limit.components
+                let timer = conn.eventLoop.scheduleTask(in: .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)) {
                     if once.resume(.failure(SyncConnectionError(description: "\(what) timed out after \(limit)"))) { closeNow(conn) }
                 }
                 Task {
@@ -676,37 +815,30 @@ final class SyncEngine {
         }
     }
 
-    static func ensureSchema(_ conn: PostgresConnection, _ logger: Logger) async throws {
-        let exists = try await conn.query("SELECT to_regclass('settings_sync_meta') IS NOT NULL", logger: logger)
+    /// The server must have this schema version, installed by `settings-sync-admin install`.
+    static func checkSchema(_ conn: PostgresConnection, _ logger: Logger) async throws {
+        let exists = try await conn.query("SELECT to_regclass('public.settings_sync_meta') IS NOT NULL", logger: logger)
             .decode(Bool.self).reduce(into: false) { $0 = $1 }
-        if exists {
-            let version = try await conn.query("SELECT coalesce(max(version), 0) FROM settings_sync_meta", logger: logger)
-                .decode(Int32.self).reduce(into: Int32(0)) { $0 = $1 }
-            if version == SyncSchema.version { return }
-            if version > SyncSchema.version {
-                throw SettingsSyncError.schemaMismatch(found: Int(version), expected: SyncSchema.version)
-            }
-        }
-        try await conn.query("BEGIN", logger: logger)
-        do {
-            try await conn.query("SELECT pg_advisory_xact_lock(7370113211)", logger: logger)
-            for statement in SyncSchema.statements {
-                try await conn.query(PostgresQuery(unsafeSQL: statement), logger: logger)
-            }
-            try await conn.query("COMMIT", logger: logger)
-        } catch {
-            _ = try? await conn.query("ROLLBACK", logger: logger)
-            throw error
+        guard exists else { throw SettingsSyncError.schemaMismatch(found: 0, expected: SyncSchema.version) }
+        let version = try await conn.query("SELECT coalesce(max(version), 0) FROM settings_sync_meta", logger: logger)
+            .decode(Int32.self).reduce(into: Int32(0)) { $0 = $1 }
+        if version != SyncSchema.version {
+            throw SettingsSyncError.schemaMismatch(found: Int(version), expected: SyncSchema.version)
         }
     }
 
-    /// Starts `LISTEN "settings_sync"`; its notifications (and its end) become events.
-    static func listen(_ conn: PostgresConnection, _ gen: Int, _ events: AsyncStream<SyncEvent>.Continuation) -> Task<Void, Never> {
+    /// Starts `LISTEN` on the space's secret channel; its notifications (and its end) become
+    /// events, coalesced: at most one waits while the engine pulls, so a flood costs one pull.
+    static func listen(
+        _ conn: PostgresConnection, _ channel: String, _ gen: Int, _ events: AsyncStream<SyncEvent>.Continuation, _ sync: SettingsSync
+    ) -> Task<Void, Never> {
         Task {
             do {
-                try await conn.listen(on: "settings_sync") { notifications in
+                try await conn.listen(on: channel) { notifications in
                     events.yield(.listening(gen))
-                    for try await n in notifications { events.yield(.notify(gen, n.payload)) }
+                    for try await n in notifications {
+                        if sync.queueNotify(n.payload) { events.yield(.notify(gen)) }
+                    }
                 }
                 events.yield(.lost(gen, "notifications ended"))
             } catch {
@@ -731,100 +863,5 @@ final class SyncEngine {
         }
         if let e = error as? SettingsSyncError { return e.description }
         return String(describing: error).replacingOccurrences(of: "\n", with: " ")
-    }
-}
-
-/// A continuation resumed once, by whichever of several racers comes first.
-final class OneShot<T: Sendable>: Sendable {
-    private struct State {
-        var continuation: CheckedContinuation<T, any Error>?
-        var early: Result<T, any Error>?
-        var done = false
-    }
-    private let state = Mutex(State())
-
-    func set(_ continuation: CheckedContinuation<T, any Error>) {
-        let early = state.withLock { s -> Result<T, any Error>? in
-            if let e = s.early { return e }
-            s.continuation = continuation
-            return nil
-        }
-        if let early { continuation.resume(with: early) }
-    }
-
-    /// Resumes with `result` if nobody did; returns whether this call did.
-    @discardableResult
-    func resume(_ result: Result<T, any Error>) -> Bool {
-        let continuation = state.withLock { s -> CheckedContinuation<T, any Error>?? in
-            guard !s.done else { return .none }
-            s.done = true
-            guard let c = s.continuation else {
-                s.early = result
-                return .some(nil)
-            }
-            s.continuation = nil
-            return .some(c)
-        }
-        guard case .some(let c) = continuation else { return false }
-        c?.resume(with: result)
-        return true
-    }
-}
-
-/// Calls handlers when a connection closes: one `closeFuture` callback per connection, however
-/// many operations wait on it.
-final class CloseWatch: Sendable {
-    private struct State {
-        var handlers: [Int: @Sendable () -> Void] = [:]
-        var next = 0
-        var closed = false
-    }
-    private let state = Mutex(State())
-    private static let all = Mutex<[ObjectIdentifier: CloseWatch]>([:])
-
-    /// The watch of `conn`, created (and hooked to its close) on first use.
-    static func of(_ conn: PostgresConnection) -> CloseWatch {
-        let id = ObjectIdentifier(conn)
-        let (watch, created) = all.withLock { all -> (CloseWatch, Bool) in
-            if let w = all[id] { return (w, false) }
-            let w = CloseWatch()
-            all[id] = w
-            return (w, true)
-        }
-        if created {
-            conn.closeFuture.whenComplete { _ in
-                _ = all.withLock { $0.removeValue(forKey: id) }
-                watch.fire()
-            }
-        }
-        return watch
-    }
-
-    /// Adds a handler; it runs at once if the connection is already closed.
-    func add(_ handler: @escaping @Sendable () -> Void) -> Int {
-        let id = state.withLock { s -> Int? in
-            guard !s.closed else { return nil }
-            s.next += 1
-            s.handlers[s.next] = handler
-            return s.next
-        }
-        guard let id else {
-            handler()
-            return -1
-        }
-        return id
-    }
-
-    func remove(_ id: Int) {
-        _ = state.withLock { $0.handlers.removeValue(forKey: id) }
-    }
-
-    private func fire() {
-        let handlers = state.withLock { s in
-            s.closed = true
-            defer { s.handlers = [:] }
-            return Array(s.handlers.values)
-        }
-        for h in handlers { h() }
     }
 }

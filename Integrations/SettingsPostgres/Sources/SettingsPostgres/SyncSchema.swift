@@ -1,94 +1,237 @@
-/// The server schema, version 1: `schema.sql` of the design, one statement per element.
-/// Installed idempotently (under an advisory lock, in one transaction) when a device connects
-/// to a database without it.
+/// The server schema, version 2: one space per (PostgreSQL login role, app id), sealed off by
+/// row-level security. Installed by an administrator (``SettingsSyncAdmin/install(on:logger:)``,
+/// `settings-sync-admin install`), never by a device.
+///
+/// - Every table has row-level security enabled and forced; its one policy admits the rows whose
+///   `owner` is `session_user` (the login role of the connection, which a plain role cannot change).
+/// - Devices (members of `settings_sync_device`) may only `SELECT` (their own rows, by the policy)
+///   and call `settings_sync_open`, `settings_sync_push` and `settings_sync_check_in`. Those run as
+///   their owner (`SECURITY DEFINER`, `search_path` pinned, `pg_temp` last) and take the space's
+///   owner from `session_user` themselves: a client never names the owner.
+/// - Notifications go to a random per-space channel (`settings_sync_` + 32 hex digits), readable
+///   only by the owner through the policy, and carry the change number only.
+/// - The space total (keys and values) is at most ``SyncLimits/spaceBytes``, and a role has at
+///   most ``SyncLimits/spacesPerUser`` spaces: a push or open over either fails with SQLSTATE
+///   53400 and stores nothing.
 enum SyncSchema {
-    static let version = 1
+    static let version = 2
+    /// The group role whose members are devices.
+    static let deviceRole = "settings_sync_device"
+    static let tables = ["settings_sync_meta", "settings_sync_spaces", "settings_sync_entries", "settings_sync_devices"]
+    /// The functions devices may call, with their argument types (for GRANT and `check`).
+    static let deviceFunctions = [
+        "settings_sync_open(text)",
+        "settings_sync_push(text, uuid, text[], bytea[], bigint[], boolean[])",
+        "settings_sync_check_in(text, uuid, bigint)",
+    ]
+    static let adminFunctions = ["settings_sync_purge(interval)", "settings_sync_space_quota(text)"]
+
     static let statements: [String] = [
-        #"""
-CREATE TABLE IF NOT EXISTS settings_sync_meta (version int NOT NULL)
-"""#,
-        #"""
-INSERT INTO settings_sync_meta SELECT 1 WHERE NOT EXISTS (SELECT 1 FROM settings_sync_meta)
-"""#,
-        #"""
-CREATE TABLE IF NOT EXISTS settings_sync_spaces (
-  space      text   PRIMARY KEY CHECK (octet_length(space) BETWEEN 1 AND 200),  -- app id (+ user)
-  seq        bigint NOT NULL DEFAULT 0,   -- last change number handed out in this space
-  purged_seq bigint NOT NULL DEFAULT 0    -- tombstones up to here may be gone: older cursors resync
-)
-"""#,
-        #"""
-CREATE TABLE IF NOT EXISTS settings_sync_entries (
-  space  text   NOT NULL REFERENCES settings_sync_spaces ON DELETE CASCADE,
-  key    text   NOT NULL CHECK (octet_length(key) BETWEEN 1 AND 1024),  -- SettingsKey.path of a leaf
-  value  bytea           CHECK (octet_length(value) <= 262144),         -- binary plist; NULL = tombstone
-  hlc    bigint NOT NULL,   -- (unix ms << 16) | counter
-  device uuid   NOT NULL,   -- writer; breaks hlc ties
-  seq    bigint NOT NULL,   -- change number of the push that last changed the row
-  PRIMARY KEY (space, key)
-)
-"""#,
-        #"""
-CREATE INDEX IF NOT EXISTS settings_sync_entries_changes ON settings_sync_entries (space, seq, key)
-"""#,
-        #"""
-CREATE TABLE IF NOT EXISTS settings_sync_devices (
-  space   text        NOT NULL REFERENCES settings_sync_spaces ON DELETE CASCADE,
-  device  uuid        NOT NULL,
-  cursor  bigint      NOT NULL,          -- highest change number the device has applied
-  seen_at timestamptz NOT NULL DEFAULT now(),
-  PRIMARY KEY (space, device)
-)
-"""#,
-        #"""
-CREATE OR REPLACE FUNCTION settings_sync_push(
-  p_space text, p_device uuid, p_keys text[], p_values bytea[], p_hlcs bigint[], p_deleted boolean[])
-RETURNS TABLE (change_seq bigint, superseded_key text)
-LANGUAGE plpgsql AS $$
-DECLARE
-  v_seq bigint;
-  v_max_hlc bigint := (((extract(epoch FROM clock_timestamp()) * 1000)::bigint + 300000) << 16) | 65535;
-BEGIN
-  IF cardinality(p_keys) > 1000 THEN
-    RAISE EXCEPTION 'too many entries in one push: % (at most 1000)', cardinality(p_keys) USING ERRCODE = '54000';
-  END IF;
-  IF EXISTS (SELECT 1 FROM unnest(p_hlcs) AS h WHERE h > v_max_hlc) THEN
-    RAISE EXCEPTION 'entry timestamp is more than 5 minutes ahead of the server clock' USING ERRCODE = '22008';
-  END IF;
-  -- the space row stays locked until COMMIT, so one space's pushes commit in change-number order
-  INSERT INTO settings_sync_spaces AS s (space, seq) VALUES (p_space, 1)
-    ON CONFLICT (space) DO UPDATE SET seq = s.seq + 1
-    RETURNING s.seq INTO v_seq;
-  INSERT INTO settings_sync_entries AS e (space, key, value, hlc, device, seq)
-    SELECT p_space, u.k, CASE WHEN u.d THEN NULL ELSE u.v END, u.h, p_device, v_seq
-      FROM unnest(p_keys, p_values, p_hlcs, p_deleted) AS u(k, v, h, d)
-    ON CONFLICT (space, key) DO UPDATE
-      SET value = excluded.value, hlc = excluded.hlc, device = excluded.device, seq = excluded.seq
-      WHERE (excluded.hlc, excluded.device) > (e.hlc, e.device)
-         OR e.hlc > v_max_hlc;   -- a row planted with a future timestamp does not pin the key forever
-  PERFORM pg_notify('settings_sync', v_seq || ' ' || p_device || ' ' || p_space);
-  RETURN QUERY
-    SELECT v_seq, u.k
-      FROM unnest(p_keys, p_hlcs) AS u(k, h)
-      JOIN settings_sync_entries AS e ON e.space = p_space AND e.key = u.k
-     WHERE (e.hlc, e.device) <> (u.h, p_device);
-  IF NOT FOUND THEN change_seq := v_seq; superseded_key := NULL; RETURN NEXT; END IF;
-END $$
-"""#,
-        #"""
-CREATE OR REPLACE FUNCTION settings_sync_purge(p_space text, p_keep interval DEFAULT '90 days')
-RETURNS bigint LANGUAGE sql AS $$
-  WITH safe AS (
-    SELECT least(s.seq, coalesce(min(d.cursor) FILTER (WHERE d.seen_at > now() - p_keep), s.seq)) AS seq
-      FROM settings_sync_spaces s LEFT JOIN settings_sync_devices d ON d.space = s.space
-     WHERE s.space = p_space GROUP BY s.seq),
-  gone AS (
-    DELETE FROM settings_sync_entries e USING safe
-     WHERE e.space = p_space AND e.value IS NULL AND e.seq <= safe.seq
-    RETURNING e.seq)
-  UPDATE settings_sync_spaces s SET purged_seq = greatest(s.purged_seq, (SELECT coalesce(max(seq), 0) FROM gone))
-   WHERE s.space = p_space RETURNING s.purged_seq;
-$$
-"""#,
+        "SELECT pg_advisory_xact_lock(7370113211)",
+        // Version 1 (one space per app, shared by every role) is kept under another name, never dropped.
+        """
+        DO $$ BEGIN
+          IF to_regclass('public.settings_sync_spaces') IS NOT NULL AND NOT EXISTS (
+               SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass('public.settings_sync_spaces') AND attname = 'owner') THEN
+            ALTER TABLE public.settings_sync_entries RENAME TO settings_sync_v1_entries;
+            ALTER TABLE public.settings_sync_devices RENAME TO settings_sync_v1_devices;
+            ALTER TABLE public.settings_sync_spaces RENAME TO settings_sync_v1_spaces;
+            DROP FUNCTION IF EXISTS public.settings_sync_push(text, uuid, text[], bytea[], bigint[], boolean[]);
+            DROP FUNCTION IF EXISTS public.settings_sync_purge(text, interval);
+            DELETE FROM public.settings_sync_meta;
+          END IF;
+        END $$
+        """,
+        "DO $$ BEGIN CREATE ROLE \(deviceRole) NOLOGIN; EXCEPTION WHEN duplicate_object THEN NULL; END $$",
+        "CREATE TABLE IF NOT EXISTS public.settings_sync_meta (version int NOT NULL)",
+        "DELETE FROM public.settings_sync_meta",
+        "INSERT INTO public.settings_sync_meta VALUES (\(version))",
+        """
+        CREATE TABLE IF NOT EXISTS public.settings_sync_spaces (
+          owner      name   NOT NULL,                -- the login role (session_user) whose space it is
+          app        text   NOT NULL CHECK (octet_length(app) BETWEEN 1 AND 200),
+          channel    text   NOT NULL UNIQUE DEFAULT 'settings_sync_' || replace(gen_random_uuid()::text, '-', ''),
+          seq        bigint NOT NULL DEFAULT 0,      -- last change number handed out in this space
+          purged_seq bigint NOT NULL DEFAULT 0,      -- tombstones up to here may be gone: older cursors resync
+          bytes      bigint NOT NULL DEFAULT 0,      -- keys + values stored, at most \(SyncLimits.spaceBytes)
+          PRIMARY KEY (owner, app)
+        )
+        """,
+        """
+        CREATE TABLE IF NOT EXISTS public.settings_sync_entries (
+          owner  name   NOT NULL,
+          app    text   NOT NULL,
+          key    text   NOT NULL CHECK (octet_length(key) BETWEEN 1 AND \(SyncLimits.keyBytes)),
+          value  bytea           CHECK (octet_length(value) <= \(SyncLimits.valueBytes + SyncSecrets.overhead)),
+          hlc    bigint NOT NULL,   -- (unix ms << 16) | counter
+          device uuid   NOT NULL,   -- writer; breaks hlc ties
+          seq    bigint NOT NULL,   -- change number of the push that last changed the row
+          PRIMARY KEY (owner, app, key),
+          FOREIGN KEY (owner, app) REFERENCES public.settings_sync_spaces ON DELETE CASCADE
+        )
+        """,
+        "CREATE INDEX IF NOT EXISTS settings_sync_entries_changes ON public.settings_sync_entries (owner, app, seq, key)",
+        """
+        CREATE TABLE IF NOT EXISTS public.settings_sync_devices (
+          owner   name        NOT NULL,
+          app     text        NOT NULL,
+          device  uuid        NOT NULL,
+          cursor  bigint      NOT NULL,          -- highest change number the device has applied
+          seen_at timestamptz NOT NULL DEFAULT now(),
+          PRIMARY KEY (owner, app, device),
+          FOREIGN KEY (owner, app) REFERENCES public.settings_sync_spaces ON DELETE CASCADE
+        )
+        """,
+        """
+        DO $$ DECLARE t text; BEGIN
+          FOREACH t IN ARRAY ARRAY['settings_sync_spaces', 'settings_sync_entries', 'settings_sync_devices'] LOOP
+            EXECUTE format('ALTER TABLE public.%I ENABLE ROW LEVEL SECURITY', t);
+            EXECUTE format('ALTER TABLE public.%I FORCE ROW LEVEL SECURITY', t);
+            EXECUTE format('DROP POLICY IF EXISTS settings_sync_own ON public.%I', t);
+            EXECUTE format('CREATE POLICY settings_sync_own ON public.%I USING (owner = session_user) WITH CHECK (owner = session_user)', t);
+            EXECUTE format('REVOKE ALL ON public.%I FROM PUBLIC', t);
+            EXECUTE format('GRANT SELECT ON public.%I TO \(deviceRole)', t);
+          END LOOP;
+          ALTER TABLE public.settings_sync_meta ENABLE ROW LEVEL SECURITY;
+          ALTER TABLE public.settings_sync_meta FORCE ROW LEVEL SECURITY;
+          DROP POLICY IF EXISTS settings_sync_read ON public.settings_sync_meta;
+          CREATE POLICY settings_sync_read ON public.settings_sync_meta FOR SELECT USING (true);
+          REVOKE ALL ON public.settings_sync_meta FROM PUBLIC;
+          GRANT SELECT ON public.settings_sync_meta TO \(deviceRole);
+        END $$
+        """,
+        // A role has at most SyncLimits.spacesPerUser spaces (apps): one user cannot fill the database.
+        """
+        CREATE OR REPLACE FUNCTION public.settings_sync_space_quota(p_app text) RETURNS void
+        LANGUAGE plpgsql SET search_path = pg_catalog, public, pg_temp AS $$
+        BEGIN
+          IF NOT EXISTS (SELECT 1 FROM settings_sync_spaces WHERE owner = session_user AND app = p_app)
+             AND (SELECT count(*) FROM settings_sync_spaces WHERE owner = session_user) >= \(SyncLimits.spacesPerUser) THEN
+            RAISE EXCEPTION 'too many sync spaces for this role (at most \(SyncLimits.spacesPerUser) apps)' USING ERRCODE = '53400';
+          END IF;
+        END $$
+        """,
+        // The caller's space, created on first use; its channel is the caller's secret.
+        """
+        CREATE OR REPLACE FUNCTION public.settings_sync_open(p_app text)
+        RETURNS TABLE (channel text, seq bigint, purged_seq bigint)
+        LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, public, pg_temp AS $$
+        BEGIN
+          PERFORM settings_sync_space_quota(p_app);
+          INSERT INTO settings_sync_spaces (owner, app) VALUES (session_user, p_app) ON CONFLICT DO NOTHING;
+          RETURN QUERY SELECT s.channel, s.seq, s.purged_seq FROM settings_sync_spaces s
+            WHERE s.owner = session_user AND s.app = p_app;
+        END $$
+        """,
+        // One push = one transaction = one change number, in the caller's space only. Returns the
+        // change number, and the pushed keys whose stored entry is not the pushed one (a newer
+        // write won). An exact retry stores nothing and reports nothing superseded.
+        """
+        CREATE OR REPLACE FUNCTION public.settings_sync_push(
+          p_app text, p_device uuid, p_keys text[], p_values bytea[], p_hlcs bigint[], p_deleted boolean[])
+        RETURNS TABLE (change_seq bigint, superseded_key text)
+        LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, public, pg_temp AS $$
+        DECLARE
+          v_owner name := session_user;
+          v_seq bigint;
+          v_bytes bigint;
+          v_channel text;
+          v_delta bigint;
+          v_max_hlc bigint := (((extract(epoch FROM clock_timestamp()) * 1000)::bigint + \(SyncLimits.futureMs)) << 16) | 65535;
+        BEGIN
+          IF cardinality(p_keys) > \(SyncLimits.pushBatch) THEN
+            RAISE EXCEPTION 'too many entries in one push: % (at most \(SyncLimits.pushBatch))', cardinality(p_keys) USING ERRCODE = '54000';
+          END IF;
+          IF cardinality(p_values) <> cardinality(p_keys) OR cardinality(p_hlcs) <> cardinality(p_keys)
+             OR cardinality(p_deleted) <> cardinality(p_keys) THEN
+            RAISE EXCEPTION 'push arrays differ in length' USING ERRCODE = '22023';
+          END IF;
+          IF EXISTS (SELECT 1 FROM unnest(p_hlcs) AS h WHERE h > v_max_hlc) THEN
+            RAISE EXCEPTION 'entry timestamp is more than 5 minutes ahead of the server clock' USING ERRCODE = '22008';
+          END IF;
+          PERFORM settings_sync_space_quota(p_app);
+          -- the space row stays locked until COMMIT, so one space's pushes commit in change-number order
+          INSERT INTO settings_sync_spaces AS s (owner, app, seq) VALUES (v_owner, p_app, 1)
+            ON CONFLICT (owner, app) DO UPDATE SET seq = s.seq + 1
+            RETURNING s.seq, s.bytes, s.channel INTO v_seq, v_bytes, v_channel;
+          SELECT coalesce(sum(octet_length(u.k) + CASE WHEN u.d THEN 0 ELSE coalesce(octet_length(u.v), 0) END
+                              - coalesce(octet_length(e.key) + coalesce(octet_length(e.value), 0), 0)), 0)
+            INTO v_delta
+            FROM unnest(p_keys, p_values, p_hlcs, p_deleted) AS u(k, v, h, d)
+            LEFT JOIN settings_sync_entries AS e ON e.owner = v_owner AND e.app = p_app AND e.key = u.k
+           WHERE e.key IS NULL OR (u.h, p_device) > (e.hlc, e.device) OR e.hlc > v_max_hlc;
+          IF v_delta > 0 AND v_bytes + v_delta > \(SyncLimits.spaceBytes) THEN
+            RAISE EXCEPTION 'space full: % bytes stored, this push adds %, the limit is \(SyncLimits.spaceBytes)', v_bytes, v_delta
+              USING ERRCODE = '53400';
+          END IF;
+          UPDATE settings_sync_spaces SET bytes = greatest(bytes + v_delta, 0) WHERE owner = v_owner AND app = p_app;
+          INSERT INTO settings_sync_entries AS e (owner, app, key, value, hlc, device, seq)
+            SELECT v_owner, p_app, u.k, CASE WHEN u.d THEN NULL ELSE u.v END, u.h, p_device, v_seq
+              FROM unnest(p_keys, p_values, p_hlcs, p_deleted) AS u(k, v, h, d)
+            ON CONFLICT (owner, app, key) DO UPDATE
+              SET value = excluded.value, hlc = excluded.hlc, device = excluded.device, seq = excluded.seq
+              WHERE (excluded.hlc, excluded.device) > (e.hlc, e.device)
+                 OR e.hlc > v_max_hlc;   -- a row planted with a future timestamp does not pin the key forever
+          PERFORM pg_notify(v_channel, v_seq::text);
+          RETURN QUERY
+            SELECT v_seq, u.k
+              FROM unnest(p_keys, p_hlcs) AS u(k, h)
+              JOIN settings_sync_entries AS e ON e.owner = v_owner AND e.app = p_app AND e.key = u.k
+             WHERE (e.hlc, e.device) <> (u.h, p_device);
+          IF NOT FOUND THEN change_seq := v_seq; superseded_key := NULL; RETURN NEXT; END IF;
+        END $$
+        """,
+        """
+        CREATE OR REPLACE FUNCTION public.settings_sync_check_in(p_app text, p_device uuid, p_cursor bigint)
+        RETURNS void LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog, public, pg_temp AS $$
+          INSERT INTO settings_sync_devices (owner, app, device, cursor)
+            SELECT session_user, p_app, p_device, p_cursor
+             WHERE EXISTS (SELECT 1 FROM settings_sync_spaces WHERE owner = session_user AND app = p_app)
+          ON CONFLICT (owner, app, device) DO UPDATE
+            SET cursor = greatest(settings_sync_devices.cursor, excluded.cursor), seen_at = now();
+        $$
+        """,
+        // Administrators only (cron): drops the tombstones that every device seen within p_keep
+        // has applied, in every space; returns how many.
+        """
+        CREATE OR REPLACE FUNCTION public.settings_sync_purge(p_keep interval DEFAULT '90 days')
+        RETURNS bigint LANGUAGE plpgsql SET search_path = pg_catalog, public, pg_temp AS $$
+        DECLARE
+          r record;
+          v_safe bigint;
+          v_max bigint;
+          v_count bigint;
+          v_freed bigint;
+          v_total bigint := 0;
+        BEGIN
+          FOR r IN SELECT owner, app, seq FROM settings_sync_spaces FOR UPDATE LOOP
+            SELECT least(r.seq, coalesce(min(d.cursor) FILTER (WHERE d.seen_at > now() - p_keep), r.seq)) INTO v_safe
+              FROM settings_sync_devices d WHERE d.owner = r.owner AND d.app = r.app;
+            WITH gone AS (
+              DELETE FROM settings_sync_entries e
+               WHERE e.owner = r.owner AND e.app = r.app AND e.value IS NULL AND e.seq <= v_safe
+              RETURNING e.seq, octet_length(e.key) AS size)
+            SELECT max(seq), count(*), coalesce(sum(size), 0) INTO v_max, v_count, v_freed FROM gone;
+            IF v_count > 0 THEN
+              UPDATE settings_sync_spaces SET purged_seq = greatest(purged_seq, v_max), bytes = greatest(bytes - v_freed, 0)
+               WHERE owner = r.owner AND app = r.app;
+              v_total := v_total + v_count;
+            END IF;
+          END LOOP;
+          RETURN v_total;
+        END $$
+        """,
+        """
+        DO $$ BEGIN
+          REVOKE ALL ON FUNCTION public.settings_sync_open(text) FROM PUBLIC;
+          REVOKE ALL ON FUNCTION public.settings_sync_push(text, uuid, text[], bytea[], bigint[], boolean[]) FROM PUBLIC;
+          REVOKE ALL ON FUNCTION public.settings_sync_check_in(text, uuid, bigint) FROM PUBLIC;
+          REVOKE ALL ON FUNCTION public.settings_sync_purge(interval) FROM PUBLIC;
+          REVOKE ALL ON FUNCTION public.settings_sync_space_quota(text) FROM PUBLIC;
+          GRANT EXECUTE ON FUNCTION public.settings_sync_open(text) TO \(deviceRole);
+          GRANT EXECUTE ON FUNCTION public.settings_sync_push(text, uuid, text[], bytea[], bigint[], boolean[]) TO \(deviceRole);
+          GRANT EXECUTE ON FUNCTION public.settings_sync_check_in(text, uuid, bigint) TO \(deviceRole);
+        END $$
+        """,
     ]
 }

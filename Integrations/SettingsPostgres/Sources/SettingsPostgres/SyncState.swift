@@ -47,6 +47,8 @@ struct SyncStateFile: Sendable, Equatable {
     var cursorKey: String = ""
     var lastHLC: Int64 = 0
     var clockOffsetMs: Int64 = 0
+    /// A digest of the machine id the state was written on (`nil`: unknown).
+    var machine: String? = nil
     var leaves: [String: LeafRegister] = [:]
 }
 
@@ -78,6 +80,7 @@ extension SyncStateFile {
             ("format", PlistValue(format)), ("app", .string(app)), ("device", .string(device.uuidString)),
             ("cursorSeq", PlistValue(cursorSeq)), ("cursorKey", .string(cursorKey)), ("lastHLC", PlistValue(lastHLC)),
             ("clockOffsetMs", PlistValue(clockOffsetMs)),
+            ("machine", .string(machine ?? "")),
             ("devices", .array(devices.map { .string($0.uuidString) })),
             ("leaves", leavesValue),
         ]))
@@ -96,6 +99,7 @@ extension SyncStateFile {
         cursorKey = d["cursorKey"]?.stringValue ?? ""
         lastHLC = d["lastHLC"]?.int64Value ?? 0
         clockOffsetMs = d["clockOffsetMs"]?.int64Value ?? 0
+        machine = d["machine"]?.stringValue.flatMap { $0.isEmpty ? nil : $0 }
         func dev(_ v: PlistValue) -> UUID? { v.intValue.flatMap { devices.indices.contains($0) ? devices[$0] : nil } }
         func digest(_ v: PlistValue) -> Int64?? {
             if case .bool(false) = v { return .some(nil) }
@@ -130,57 +134,35 @@ enum BlockingIO {
     }
 }
 
-/// Reads and writes the state file atomically (temporary file, fsync, rename, directory fsync).
+/// Reads and writes the state file with the library's file rules (``SettingsPlist/PlistFile``:
+/// never through a link, regular files only, bounded reads, atomic replace through an
+/// exclusively created temporary file with an unpredictable name).
 struct SyncStateStorage: Sendable {
     let url: URL
-
-    struct IOError: Error, CustomStringConvertible {
-        var description: String
-    }
+    /// The largest state file read (100,000 leaves take about 10 MB).
+    static let limit = PlistFile.maximumSize
 
     func load() throws -> SyncStateFile? {
-        guard let data = FileManager.default.contents(atPath: url.path) else { return nil }
-        return SyncStateFile(plist: try PlistValue(decoding: data))
+        guard let contents = try PlistFile.read(url.path, limit: Self.limit, followingLinks: false) else { return nil }
+        return SyncStateFile(plist: try PlistValue(decoding: contents.bytes))
     }
 
     func save(_ state: SyncStateFile) throws {
-        let data = try state.plist.encoded(as: .binary)
-        let dir = url.deletingLastPathComponent()
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-        let tmp = dir.appending(path: ".\(url.lastPathComponent).tmp-\(getpid())")
-        let fd = open(tmp.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw IOError(description: "cannot create \(tmp.path): errno \(errno)") }
-        var ok = data.withUnsafeBytes { raw -> Bool in
-            guard let base = raw.baseAddress else { return true }
-            var offset = 0
-            while offset < raw.count {
-                let n = write(fd, base + offset, raw.count - offset)
-                if n < 0 { if errno == EINTR { continue }; return false }
-                offset += n
-            }
-            return true
-        }
-        ok = ok && fsync(fd) == 0
-        close(fd)
-        guard ok, rename(tmp.path, url.path) == 0 else {
-            unlink(tmp.path)
-            throw IOError(description: "cannot write \(url.path): errno \(errno)")
-        }
-        let dfd = open(dir.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if dfd >= 0 { fsync(dfd); close(dfd) }
+        try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try PlistFile.replace(url.path, with: try state.plist.encodedBytes(as: .binary), permissions: 0o600)
     }
 }
 
-/// One syncing process per settings file: an exclusive `flock` on `.settings.sync.lock`.
+/// One syncing process per settings file: an exclusive `flock` on `.settings.sync.lock`, taken
+/// with the library's lock rule (``SettingsPlist/PlistFile/tryLock(_:)``: never through a link).
 enum SyncFileLock {
-    /// The lock's descriptor, or `nil` when another process holds it. Never blocks.
-    static func tryAcquire(_ url: URL) -> Int32? {
+    /// The lock, or `nil` when another process holds it. Never blocks.
+    ///
+    /// - Throws: ``SettingsPlist/PlistFile/Failure`` when the lock file cannot be used (a link,
+    ///   not a regular file).
+    static func tryAcquire(_ url: URL) throws -> PlistFile.Lock? {
         try? FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
-        let fd = open(url.path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { return nil }
-        if flock(fd, LOCK_EX | LOCK_NB) == 0 { return fd }
-        close(fd)
-        return nil
+        return try PlistFile.tryLock(url.path)
     }
 }
 

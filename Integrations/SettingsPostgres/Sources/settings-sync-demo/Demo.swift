@@ -1,8 +1,9 @@
 // settings-sync-demo: two "devices" (two processes of this program, each with its own
 // XDG_CONFIG_HOME) syncing one settings file's user layer through PostgreSQL.
 //
-//   bash ../shared/sync/test-server.sh swift run settings-sync-demo     (from Integrations/SettingsPostgres)
-//   SETTINGS_PG_URL=postgres://me@127.0.0.1/settings swift run settings-sync-demo
+//   bash Scripts/test-server.sh swift run settings-sync-demo     (from Integrations/SettingsPostgres, as root)
+//   SETTINGS_PG_URL=postgres://me:password@127.0.0.1/settings swift run settings-sync-demo
+// A device that cannot reach the server says why (ERROR …) within about 5 s, and the demo stops.
 import Foundation
 import Settings
 import SettingsPlist
@@ -17,7 +18,7 @@ struct SyncDemo {
                 settings-sync-demo needs a PostgreSQL server: set SETTINGS_PG_URL, e.g.
                   SETTINGS_PG_URL=postgres://settings:settings@127.0.0.1:5432/settings swift run settings-sync-demo
                 or start a throwaway one:
-                  bash /path/to/shared/sync/test-server.sh swift run settings-sync-demo
+                  bash Scripts/test-server.sh swift run settings-sync-demo   (from Integrations/SettingsPostgres, as root)
                 """)
             exit(2)
         }
@@ -29,7 +30,7 @@ struct SyncDemo {
             }
             exit(0)
         } catch {
-            print("settings-sync-demo: \(error)")
+            if args.first == "device" { say("ERROR \(error)") } else { print("settings-sync-demo: \(error)") }
             exit(1)
         }
     }
@@ -103,6 +104,7 @@ struct DeviceProcess {
         var out: [String] = []
         for await line in d.lines.stream { out.append(line) }
         d.process.waitUntilExit()
+        if let error = out.first(where: { $0.hasPrefix("ERROR ") }) { throw DemoError(message: "device \(name): \(error.dropFirst(6))") }
         guard d.process.terminationStatus == 0 else { throw DemoError(message: "device \(name) \(args) failed: \(out)") }
         return out
     }
@@ -118,7 +120,10 @@ struct RunningDevice {
     let lines: LineReader
 
     func waitFor(_ prefix: String) async throws -> String {
-        for await line in lines.stream where line.hasPrefix(prefix) { return line }
+        for await line in lines.stream {
+            if line.hasPrefix(prefix) { return line }
+            if line.hasPrefix("ERROR ") { throw DemoError(message: String(line.dropFirst(6))) }
+        }
         throw DemoError(message: "device ended before \(prefix)")
     }
 
@@ -214,13 +219,15 @@ enum Device {
         await runner.value
     }
 
+    /// Up to date within 30 s (another process may sync the file); unreachable for 5 s is an error.
     static func synchronize(_ sync: SettingsSync) async throws {
-        let deadline = ContinuousClock.now + .seconds(30)
+        let start = ContinuousClock.now
         while true {
             do {
                 return try await sync.synchronize()
             } catch {
-                if ContinuousClock.now > deadline { throw error }
+                let offline = if case .offline = error { true } else { false }
+                if ContinuousClock.now - start > (offline ? .seconds(5) : .seconds(30)) { throw error }
                 try await Task.sleep(for: .milliseconds(100))
             }
         }

@@ -39,6 +39,26 @@ struct OfflineTests {
         }
     }
 
+    @Test func urlErrorsNeverShowThePasswordAndBadEncodingIsRefused() {
+        for url in ["postgres://ada:hunter2 x@[bad/settings", "postgres://ada:hunter2%zz@127.0.0.1/settings"] {
+            do {
+                _ = try SettingsSync.postgres(url: url, store: store, app: "a")
+                Issue.record("\(url) was accepted")
+            } catch {
+                #expect(!error.description.contains("hunter2"))
+                guard case .invalidURL = error else { Issue.record("\(error)"); continue }
+            }
+        }
+    }
+
+    @Test func appIdsWithControlCharactersAreRefused() {
+        for app in ["a\u{0}b", "line\nbreak", "\u{7f}"] {
+            #expect(throws: SettingsSyncError.invalidApp(app)) {
+                try SettingsSync.postgres(url: "postgres://u@127.0.0.1/d", store: store, app: app)
+            }
+        }
+    }
+
     @Test func scopeExcludesPrefixesByComponent() {
         let scope = SettingsSyncScope.excluding(["Window", "A/b"])
         #expect(!scope.includes("Window"))

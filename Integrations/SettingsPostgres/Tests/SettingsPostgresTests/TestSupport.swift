@@ -10,7 +10,25 @@ import Logging
 /// The server from `test-server.sh`; tests skip (with this message) when it is not set.
 enum TestServer {
     static let url = ProcessInfo.processInfo.environment["SETTINGS_PG_URL"]
-    static let enabled: ConditionTrait = .enabled(if: url != nil, "SETTINGS_PG_URL is not set: run `bash ../../../shared/sync/test-server.sh swift test`")
+    static let enabled: ConditionTrait = .enabled(if: url != nil, "SETTINGS_PG_URL is not set: run `bash Scripts/test-server.sh swift test`")
+    static let env = ProcessInfo.processInfo.environment
+    static let adminURL = env["SETTINGS_SYNC_ADMIN_URL"] ?? ""
+    static let adminPassword = env["SETTINGS_SYNC_ADMIN_PASSWORD"]
+    static let port = Int(env["SETTINGS_PG_PORT"] ?? "") ?? 5432
+    static let database = env["SETTINGS_PG_DATABASE"] ?? "settings"
+
+    /// The URL of a sync user.
+    static func url(user: String, password: String) -> String {
+        "postgres://\(user):\(password)@127.0.0.1:\(port)/\(database)"
+    }
+
+    /// A new sync user made by the admin tool's code (`settings-sync-admin add-user`), with a random password.
+    static func makeUser(_ prefix: String = "u") async throws -> (name: String, password: String, url: String) {
+        let name = "\(prefix)_\(UUID().uuidString.prefix(8).lowercased())"
+        let password = UUID().uuidString
+        try await SettingsSyncAdmin(url: adminURL, password: adminPassword).addUser(name, password: password)
+        return (name, password, url(user: name, password: password))
+    }
 }
 
 /// A unique app id (space) per test.
@@ -34,12 +52,13 @@ final class TestDevice: Sendable {
 
     init(
         app: String, dir: URL? = nil, scope: SettingsSyncScope = .all, url: String? = TestServer.url,
+        secrets: SettingsSyncSecrets = .notSynced,
         autosave: Duration? = .milliseconds(50), start: Bool = true
     ) throws {
         let dir = try dir ?? temporaryDirectory()
         self.dir = dir
         store = SettingsStore.file(dir.appending(path: "settings.plist"), autosaveDelay: autosave)
-        sync = try SettingsSync.postgres(url: url ?? "", store: store, app: app, scope: scope)
+        sync = try SettingsSync.postgres(url: url ?? "", store: store, app: app, scope: scope, secrets: secrets)
         let sync = self.sync
         task = Task { if start { await sync.run() } }
     }
@@ -80,14 +99,16 @@ final class Collector<Element: Sendable>: Sendable {
 }
 
 /// A direct connection to the test server, for planting rows and reading counters.
-/// `superuser`: as `postgres` (test-server.sh trusts loopback connections).
+/// `superuser`: as the administrator of test-server.sh; else as `user` (default the sync user `settings`).
 @discardableResult
-func withTestConnection<T: Sendable>(superuser: Bool = false, _ body: (PostgresConnection) async throws -> T) async throws -> T {
+func withTestConnection<T: Sendable>(
+    superuser: Bool = false, user: (name: String, password: String)? = nil, _ body: (PostgresConnection) async throws -> T
+) async throws -> T {
     let env = ProcessInfo.processInfo.environment
     let config = PostgresConnection.Configuration(
-        host: env["SETTINGS_PG_HOST"] ?? "127.0.0.1", port: Int(env["SETTINGS_PG_PORT"] ?? "") ?? 5432,
-        username: superuser ? "postgres" : env["SETTINGS_PG_USER"] ?? "settings",
-        password: superuser ? nil : env["SETTINGS_PG_PASSWORD"],
+        host: env["SETTINGS_PG_HOST"] ?? "127.0.0.1", port: TestServer.port,
+        username: superuser ? "postgres" : user?.name ?? env["SETTINGS_PG_USER"] ?? "settings",
+        password: superuser ? TestServer.adminPassword : user?.password ?? env["SETTINGS_PG_PASSWORD"],
         database: env["SETTINGS_PG_DATABASE"], tls: .disable)
     let conn = try await PostgresConnection.connect(configuration: config, id: 1, logger: Logger(label: "tests"))
     do {
@@ -100,11 +121,11 @@ func withTestConnection<T: Sendable>(superuser: Bool = false, _ body: (PostgresC
     }
 }
 
-/// The space's last change number on the server.
+/// The space's last change number on the server (the sync user `settings`).
 func serverSeq(_ app: String) async throws -> Int64 {
     try await withTestConnection { conn in
         var seq: Int64 = 0
-        for try await s in try await conn.query("SELECT seq FROM settings_sync_spaces WHERE space = \(app)", logger: Logger(label: "tests")).decode(Int64.self) {
+        for try await s in try await conn.query("SELECT seq FROM settings_sync_spaces WHERE app = \(app)", logger: Logger(label: "tests")).decode(Int64.self) {
             seq = s
         }
         return seq
