@@ -42,18 +42,18 @@ fileprivate func sample_Persistence_150() async throws {
     store.diagnosticsHandler = { diagnostic in print("settings: \(diagnostic)") }
 }
 
-// Docs/Persistence.md:183
-fileprivate func sample_Persistence_183() async throws {
+// Docs/Persistence.md:186
+fileprivate func sample_Persistence_186() async throws {
     SettingsStore.saveOnTermination()              // SIGTERM, SIGINT, SIGHUP; at most 5 s
 }
 
-// Docs/Persistence.md:194
-fileprivate func sample_Persistence_194() async throws {
+// Docs/Persistence.md:197
+fileprivate func sample_Persistence_197() async throws {
     try await SettingsStore.flushAll(timeout: .seconds(5))
 }
 
-// Docs/Persistence.md:264
-fileprivate func sample_Persistence_264() async throws {
+// Docs/Persistence.md:267
+fileprivate func sample_Persistence_267() async throws {
     if let problem = store.loadError {
         print(problem)   // /home/ada/.config/App/settings.plist:3:3: unknown tag <integr> (moved aside to ...corrupt-20261123T101502.123Z; using defaults)
     }
