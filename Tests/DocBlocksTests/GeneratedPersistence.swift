@@ -42,18 +42,18 @@ fileprivate func sample_Persistence_172() async throws {
     store.diagnosticsHandler = { diagnostic in print("settings: \(diagnostic)") }
 }
 
-// Docs/Persistence.md:205
-fileprivate func sample_Persistence_205() async throws {
+// Docs/Persistence.md:208
+fileprivate func sample_Persistence_208() async throws {
     SettingsStore.saveOnTermination()              // SIGTERM, SIGINT, SIGHUP; at most 5 s
 }
 
-// Docs/Persistence.md:216
-fileprivate func sample_Persistence_216() async throws {
+// Docs/Persistence.md:219
+fileprivate func sample_Persistence_219() async throws {
     try await SettingsStore.flushAll(timeout: .seconds(5))
 }
 
-// Docs/Persistence.md:300
-fileprivate func sample_Persistence_300() async throws {
+// Docs/Persistence.md:303
+fileprivate func sample_Persistence_303() async throws {
     if let problem = store.loadError {
         print(problem)   // /home/ada/.config/App/settings.plist:3:3: unknown tag <integr> (moved aside to ...corrupt-20261123T101502.123Z; using defaults)
     }
