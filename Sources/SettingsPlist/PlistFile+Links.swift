@@ -38,7 +38,10 @@ extension PlistFile {
     /// followed only when **the link itself belongs to the process's effective user**; a link
     /// belonging to anyone else is refused (a root process never follows a user's link). The
     /// end of the chain must be a regular file, or not exist yet in an existing directory that
-    /// belongs to the effective user. Callers add the last part of the rule: a file reached
+    /// belongs to the effective user. Links in the middle of `path` (directory links) are under
+    /// the same rule: the user's own is followed and makes the file one reached through a link,
+    /// another user's is refused, and root's (the system's layout) is followed by everyone.
+    /// Callers add the last part of the rule: a file reached
     /// through a link that does not parse as a property list is reported
     /// (``Target/notAPropertyList(_:)``) and never moved aside or replaced.
     ///
@@ -55,6 +58,12 @@ extension PlistFile {
         var current = path
         var throughLink = false
         for _ in 0..<32 {
+            // A link in the middle of the path (a directory link) is under the same rule.
+            if let (prefix, rest) = try linkedDirectory(in: current, followedFrom: path) {
+                current = prefix + rest
+                throughLink = true
+                continue
+            }
             var s = stat()
             guard lstat(current, &s) == 0 else {
                 guard errno == ENOENT, throughLink else { return Target(path: current, link: throughLink ? path : nil) }
@@ -82,6 +91,37 @@ extension PlistFile {
             throughLink = true
         }
         throw Failure("\(path) is a chain of more than 32 symbolic links", code: ELOOP)
+    }
+
+    /// The first symbolic link among the directories of `path`, when there is one: the path
+    /// with that link replaced by what it leads to, split as (the link's destination, the rest
+    /// of the path). A link of the effective user's is followed (and makes the file one reached
+    /// through a link); a link of root's is part of the system's layout (`/var/run`) and is
+    /// followed like a directory; any other user's link is refused.
+    ///
+    /// - Parameters:
+    ///   - path: the path, as resolved so far.
+    ///   - original: the path given, for messages.
+    /// - Returns: `nil` when no directory of `path` is a link that makes a difference.
+    /// - Throws: ``Failure`` (`EPERM`) for another user's link.
+    private static func linkedDirectory(in path: String, followedFrom original: String) throws(Failure) -> (String, String)? {
+        for slash in path.indices where path[slash] == "/" && slash != path.startIndex {
+            let prefix = String(path[..<slash])
+            var s = stat()
+            guard lstat(prefix, &s) == 0 else { return nil }  // missing: nothing further is a link
+            guard (s.st_mode & S_IFMT) == S_IFLNK else { continue }
+            guard s.st_uid == geteuid() || s.st_uid == 0 else {
+                throw Failure("\(prefix), on the path of \(original), is a symbolic link owned by user \(s.st_uid), not by this process's user (\(geteuid())) or root; it is not followed, and nothing it leads to is read or written", code: EPERM)
+            }
+            if s.st_uid == 0, geteuid() != 0 { continue }  // the system's own layout
+            var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+            let n = readlink(prefix, &buffer, buffer.count - 1)
+            guard n > 0 else { throw Failure("cannot read the symbolic link \(prefix)") }
+            let destination = String(decoding: buffer[..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            let resolved = destination.hasPrefix("/") ? destination : directory(of: prefix) + "/" + destination
+            return (resolved, String(path[slash...]))
+        }
+        return nil
     }
 
     /// The owner of `directory` (following links), or `nil` when it is not a directory.

@@ -131,6 +131,29 @@ extension PlistFile {
         throw Failure("the lock file \(path) keeps being removed and created again", code: EAGAIN)
     }
 
+    /// Creates the lock file at `path` already locked, so no other taker can open it and take the
+    /// lock before its creator does (the creator, which alone removes it again, would then leave
+    /// it behind): a file of its own name is created, locked, and hard-linked into place. Where
+    /// hard links are not supported it is created in place. Returns the descriptor, or -1 with
+    /// `errno` set (`EEXIST` when another process created the lock file first).
+    private static func createLocked(_ path: String) -> Int32 {
+        let flags = O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CREAT | O_EXCL
+        let temporary = directory(of: path) + "/" + temporaryPrefix(for: path) + randomSuffix()
+        let fd = retrying { open(temporary, flags, 0o600) }
+        guard fd >= 0 else { return retrying { open(path, flags, 0o600) } }
+        _ = retrying { flock(fd, LOCK_EX | LOCK_NB) }  // nobody else knows the file: never busy
+        let linked = link(temporary, path)
+        let code = errno
+        unlink(temporary)
+        if linked == 0 { return fd }
+        close(fd)
+        guard code != EEXIST else {
+            errno = EEXIST
+            return -1
+        }
+        return retrying { open(path, flags, 0o600) }  // no hard links here: create it in place
+    }
+
     /// Opens (or creates) the lock file: never through a link, never blocking, only a regular file.
     private static func openLockFile(_ path: String) throws(Failure) -> (Int32, created: Bool) {
         let flags = O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY
@@ -142,7 +165,7 @@ extension PlistFile {
                 guard belongsToUser(directory: directory) else {
                     throw Failure("will not create the lock file \(path): \(directory) does not belong to this process's user (\(geteuid()))", code: EPERM)
                 }
-                fd = retrying { open(path, flags | O_CREAT | O_EXCL, 0o600) }
+                fd = createLocked(path)
                 if fd < 0, errno == EEXIST { continue }  // created meanwhile by another process: open that
                 created = true
             }

@@ -173,7 +173,7 @@ extension PlistFile {
     }
 
     /// 16 hexadecimal digits from the system's random source.
-    private static func randomSuffix() -> String {
+    static func randomSuffix() -> String {
         let value = UInt64.random(in: .min ... .max)
         let digits = String(value, radix: 16)
         return String(repeating: "0", count: 16 - digits.count) + digits

@@ -92,7 +92,13 @@ struct PlutilArguments {
             }
             return .data(data)
         case "-xml":
-            return try Input(parsing: Array(value.utf8), name: "-xml value").value
+            // XML (a fragment such as `<array>…</array>`, as plutil takes), never guessed: a
+            // fragment starting `<a`, `<d` or `<f` would otherwise look like OpenStep data.
+            do throws(PlistError) {
+                return try Array(value.utf8).withUnsafeBufferPointer { buffer throws(PlistError) in try PlistValue.decodeBuffer(buffer) }
+            } catch {
+                throw .failure(error.inFile("-xml value").description)
+            }
         case "-json":
             var reader = JSONReader(Array(value.utf8))
             do {

@@ -6,7 +6,7 @@ import Glibc
 #endif
 
 /// A fresh directory per test, removed when the test ends.
-private final class Scratch {
+final class Scratch {
     let path: String
     init() throws {
         path = FileManager.default.temporaryDirectory.appending(path: "plistfile-\(UUID().uuidString)").path

@@ -47,7 +47,7 @@ extension SettingsModel {
             throw SettingsError(.invalidFile, path: path, detail: "not saved: \(error)")
         }
         let target = file.path
-        let remembered = ModelFiles.memory(for: path, as: Self.self)
+        let remembered = ModelFiles.memory(for: ModelFiles.name(of: target), as: Self.self)
         if file.isThroughLink {
             // Nothing is created beside a file a link leads to (not even the lock) before it is
             // known to be a property list.
@@ -106,7 +106,7 @@ extension SettingsModel {
         }
         var after = memory ?? ModelArchive<Self>.Memory(loaded: self)
         after.file = ModelArchive<Self>.FileState(identity: newIdentity, dictionary: dictionary, format: written)
-        ModelFiles.remember(after, for: path, as: Self.self)
+        ModelFiles.remember(after, for: ModelFiles.name(of: target), as: Self.self)
     }
 
     /// Loads a model from a property-list file (XML or binary). Migrations run first; fields
@@ -127,8 +127,10 @@ extension SettingsModel {
         let path = url.path
         let data: [UInt8]
         let identity: PlistFile.Identity
+        let target: String
         do {
-            guard let read = try PlistFile.read(PlistFile.target(of: path).path, followingLinks: false) else {
+            target = try PlistFile.target(of: path).path
+            guard let read = try PlistFile.read(target, followingLinks: false) else {
                 throw SettingsError(.missingFile, path: path)
             }
             data = read.bytes
@@ -152,7 +154,7 @@ extension SettingsModel {
         let (model, loaded) = try ModelArchive<Self>.load(stored, source: path)
         var memory = loaded
         memory.file = ModelArchive<Self>.FileState(identity: identity, dictionary: stored, format: PlistFormat.detect(data))
-        ModelFiles.remember(memory, for: path, as: Self.self)
+        ModelFiles.remember(memory, for: ModelFiles.name(of: target), as: Self.self)
         return model
     }
 }
@@ -213,6 +215,19 @@ enum ModelFiles {
             registry.entries["\(Model.self)|\(path)"] = entry
             return entry.memory
         } as? ModelArchive<Model>.Memory
+    }
+
+    /// The one name of the file at `target` (a path after the link rule) under which it is
+    /// remembered: its directory with links, `.` and `..` resolved, so a file loaded as
+    /// `link.plist` or `dir/./NAME` and saved as its target is found again.
+    ///
+    /// - Parameter target: the file, after ``PlistFile/target(of:)``.
+    /// - Returns: the canonical path (`target` itself when its directory cannot be resolved).
+    static func name(of target: String) -> String {
+        guard let resolved = realpath(PlistFile.directory(of: target), nil) else { return target }
+        defer { free(resolved) }
+        let directory = String(cString: resolved)
+        return (directory == "/" ? "" : directory) + "/" + PlistFile.name(of: target)
     }
 
     /// How many files, and how many of their bytes, are remembered now.

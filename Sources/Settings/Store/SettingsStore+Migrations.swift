@@ -23,7 +23,8 @@ extension SettingsStore {
     /// - Parameter migrations: the steps and the current version.
     /// - Returns: the version the values were stored at.
     /// - Throws: ``SettingsError`` (`.invalidFile`) naming the step that failed, or when the
-    ///   stored `"$version"` is not an integer; nothing is changed then.
+    ///   stored `"$version"` is not an integer; `.unstorable` when the migrated values nest
+    ///   deeper than readers accept (512 levels). Nothing is changed then.
     @discardableResult
     public nonisolated func migrate(with migrations: SettingsMigrations) throws(SettingsError) -> Int {
         let source = url?.path ?? "in-memory store"
@@ -44,6 +45,12 @@ extension SettingsStore {
                 try migrations.migrate(&user, source: source)
             } catch {
                 failure = error
+                return
+            }
+            if var refusal = user.nestingRefusal() {
+                // What no reader could load back is never stored (it would fail every save).
+                refusal.append(detail: "the migrations to version \(migrations.version) were not applied")
+                failure = refusal
                 return
             }
             user[SettingsMigrations.versionKey] = .integer(PlistInteger(Int64(migrations.version)))
