@@ -7,22 +7,22 @@ import Settings
 fileprivate let url = URL(filePath: "settings.plist")
 fileprivate let store = SettingsStore.file(url)
 
-// Docs/Persistence.md:62
-fileprivate func sample_Persistence_62() async throws {
+// Docs/Persistence.md:65
+fileprivate func sample_Persistence_65() async throws {
     let store = SettingsStore.file(url)        // autosaveDelay: 50 ms by default
     store["volume"] = 0.8                      // in memory at once; readers see it now
     try await store.flush()                    // returns when the change is durable
     _ = store
 }
 
-// Docs/Persistence.md:87
+// Docs/Persistence.md:90
 fileprivate func remember(_ theme: String) {
     let store = SettingsStore.file(url)
     store["theme"] = PlistValue(theme)   // `store` goes out of scope here; the change is still saved
 }
 
-// Docs/Persistence.md:150
-fileprivate func sample_Persistence_150() async throws {
+// Docs/Persistence.md:153
+fileprivate func sample_Persistence_153() async throws {
     let options = PersistenceOptions(lockTimeout: .milliseconds(500))
     let store = SettingsStore.file(url, options: options)
     do { try await store.flush() } catch where error.code == .fileLocked { print(error) }
@@ -30,30 +30,30 @@ fileprivate func sample_Persistence_150() async throws {
     _ = store
 }
 
-// Docs/Persistence.md:162
-fileprivate func sample_Persistence_162() async throws {
+// Docs/Persistence.md:165
+fileprivate func sample_Persistence_165() async throws {
     for await status in store.persistenceUpdates {
         if let problem = status.lastSaveError { print("Settings cannot be saved: \(problem)") }
     }
 }
 
-// Docs/Persistence.md:172
-fileprivate func sample_Persistence_172() async throws {
+// Docs/Persistence.md:175
+fileprivate func sample_Persistence_175() async throws {
     store.diagnosticsHandler = { diagnostic in print("settings: \(diagnostic)") }
 }
 
-// Docs/Persistence.md:208
-fileprivate func sample_Persistence_208() async throws {
+// Docs/Persistence.md:211
+fileprivate func sample_Persistence_211() async throws {
     SettingsStore.saveOnTermination()              // SIGTERM, SIGINT, SIGHUP; at most 5 s
 }
 
-// Docs/Persistence.md:219
-fileprivate func sample_Persistence_219() async throws {
+// Docs/Persistence.md:222
+fileprivate func sample_Persistence_222() async throws {
     try await SettingsStore.flushAll(timeout: .seconds(5))
 }
 
-// Docs/Persistence.md:303
-fileprivate func sample_Persistence_303() async throws {
+// Docs/Persistence.md:306
+fileprivate func sample_Persistence_306() async throws {
     if let problem = store.loadError {
         print(problem)   // /home/ada/.config/App/settings.plist:3:3: unknown tag <integr> (moved aside to ...corrupt-20261123T101502.123Z; using defaults)
     }
