@@ -28,6 +28,9 @@ public struct SettingsChange: Hashable, Sendable, CustomStringConvertible {
         /// A sync integration applied values written on another device (see
         /// ``SettingsStore/applyToUserLayer(_:origin:onlyIf:)``).
         case sync
+        /// An external layer's values changed (a configuration provider's update: see
+        /// ``SettingsStore/updateExternalLayer(named:lookup:)``).
+        case provider
     }
 
     /// The key paths whose effective value changed, in no particular order. A key path may name

@@ -410,6 +410,7 @@ extension SettingsChange.Origin {
         case .overrides: self = .overrides
         case .user: self = .write
         case .defaults: self = .defaults
+        case .provider: self = .provider
         }
     }
 }
