@@ -99,7 +99,7 @@ extension ConfigType {
     }
 
     /// The type to ask a provider for to get a value like `value` (`nil`: none fits, such as a
-    /// date or a dictionary).
+    /// date or a dictionary; an empty array is taken for strings).
     init?(like value: PlistValue) {
         switch value {
         case .string: self = .string
@@ -114,6 +114,7 @@ extension ConfigType {
             case .real?: self = .doubleArray
             case .bool?: self = .boolArray
             case .data?: self = .byteChunkArray
+            case nil: self = .stringArray  // empty: text is the likeliest
             default: return nil
             }
         default: return nil
