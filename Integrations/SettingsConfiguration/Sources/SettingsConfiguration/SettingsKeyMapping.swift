@@ -20,6 +20,7 @@ public import Settings
 /// ```
 public struct SettingsKeyMapping: Sendable {
     /// The store keys a configuration key may be stored at, the first that has a value winning.
+    /// A provider works them out once per configuration key: return the same keys every time.
     public let storeKeys: @Sendable (AbsoluteConfigKey) -> [SettingsKey]
     /// The configuration key a store key is read at, for store layers that come from a provider.
     public let configKey: @Sendable (SettingsKey) -> AbsoluteConfigKey

@@ -43,6 +43,9 @@ public struct SettingsProvider: Sendable {
     public let keyMapping: SettingsKeyMapping
     /// The name access reports show: `SettingsProvider[<file path>]` unless given.
     public let providerName: String
+    /// The store keys of the configuration keys read so far, with their secrecy (worked out once:
+    /// they cost more than the read itself).
+    private let mapped = MappedKeys()
 
     /// A provider reading `store`.
     ///
@@ -62,8 +65,8 @@ public struct SettingsProvider: Sendable {
         _ key: AbsoluteConfigKey, type: ConfigType,
         read: (SettingsKey) -> PlistValue?, source: (SettingsKey) -> SettingsLayer?
     ) throws(SettingsError) -> LookupResult {
-        let candidates = keyMapping.storeKeys(key)
-        for storeKey in candidates {
+        let candidates = mapped.storeKeys(for: key, keyMapping)
+        for (storeKey, isSecret) in candidates {
             guard let stored = read(storeKey) else { continue }
             let content: ConfigContent
             do {
@@ -74,9 +77,9 @@ public struct SettingsProvider: Sendable {
                 error.detail = "configuration key '\(key)'"
                 throw error
             }
-            return LookupResult(encodedKey: storeKey.path, value: ConfigValue(content, isSecret: storeKey.isSecret))
+            return LookupResult(encodedKey: storeKey.path, value: ConfigValue(content, isSecret: isSecret))
         }
-        return LookupResult(encodedKey: candidates.first?.path ?? key.description, value: nil)
+        return LookupResult(encodedKey: candidates.first?.key.path ?? key.description, value: nil)
     }
 
     /// Whether a change to the store can change the value at `key`.
@@ -157,6 +160,23 @@ extension SettingsProvider: ConfigProvider {
 extension SettingsProvider: CustomStringConvertible {
     /// `SettingsProvider[<file path>]`.
     public var description: String { providerName }
+}
+
+/// The store keys a provider's mapping gave for each configuration key, with their secrecy, at
+/// most `limit` of them (then it starts over: a program reads a bounded set of keys).
+final class MappedKeys: Sendable {
+    private let cache = Mutex<[AbsoluteConfigKey: [(key: SettingsKey, isSecret: Bool)]]>([:])
+    private let limit = 4096
+
+    func storeKeys(for key: AbsoluteConfigKey, _ mapping: SettingsKeyMapping) -> [(key: SettingsKey, isSecret: Bool)] {
+        if let known = cache.withLock({ $0[key] }) { return known }
+        let keys = mapping.storeKeys(key).map { (key: $0, isSecret: $0.isSecret) }
+        cache.withLock { cache in
+            if cache.count >= limit { cache.removeAll(keepingCapacity: true) }
+            cache[key] = keys
+        }
+        return keys
+    }
 }
 
 /// The store's values at one instant, as a `ConfigSnapshot`.
