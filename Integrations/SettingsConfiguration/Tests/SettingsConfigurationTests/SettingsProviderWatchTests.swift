@@ -29,18 +29,23 @@ struct SettingsProviderWatchTests {
         let store = SettingsStore.file(file)
         let provider = SettingsProvider(store: store)
         let clock = ContinuousClock()
-        let (latency, values) = try await provider.watchValue(forKey: ["log", "level"], type: .string) { updates in
+        let levels = ["debug", "trace"]
+        let (latencies, values) = try await provider.watchValue(forKey: ["log", "level"], type: .string) { updates in
             var values: [String?] = []
+            var latencies: [Duration] = []
             var written = clock.now
             for await result in updates {
+                if !values.isEmpty { latencies.append(clock.now - written) }
                 values.append(try result.get().value.flatMap { try? $0.content.stringValue() })
-                if values.count == 2 { return (clock.now - written, values) }
+                if values.count > levels.count { break }
                 written = clock.now
-                #expect(try Self.settingsTool(["write", "demo-app", "log.level", "debug"], configHome: dir.url) == 0)
+                #expect(try Self.settingsTool(["write", "demo-app", "log.level", levels[values.count - 1]], configHome: dir.url) == 0)
             }
-            return (Duration.zero, values)
+            return (latencies, values)
         }
-        #expect(values == ["info", "debug"])
-        print("SettingsProviderWatchTests: the other process's write reached watchValue \(latency) after it started")
+        #expect(values == ["info", "debug", "trace"])
+        // The first write can land before the store's file watch starts (150 ms after the file is
+        // first read) and is found when it does; the second is heard through inotify.
+        print("SettingsProviderWatchTests: another process's writes reached watchValue after \(latencies) (from the start of the process)")
     }
 }
