@@ -1,8 +1,9 @@
 import SettingsPlist
 
-/// The four layers of a store's values and the rules that combine them: which layer a read is
-/// served from, how a namespace merges with the layers below, what a write changes, and why a
-/// key has no value. A plain value: the store keeps one behind its lock, and tests use it alone.
+/// The four layers of a store's values, the read-only external layers between them, and the rules
+/// that combine them: which layer a read is served from, how a namespace merges with the layers
+/// below, what a write changes, and why a key has no value. A plain value: the store keeps one
+/// behind its lock, and tests use it alone.
 ///
 /// ```swift
 /// var layers = SettingsLayers()
