@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets for the XML and binary plist readers and runs each for N seconds,
-# seeded from the conformance corpus and Fuzz/seeds/<target>/.  Usage: Fuzz/run.sh [SECONDS] [xml|binary|both]
+# seeded from the package's fixtures (Tests/SettingsPlistTests/Fixtures), from a conformance corpus when
+# CONFORMANCE_DIR names one (CI's), and from Fuzz/seeds/<target>/.  Usage: Fuzz/run.sh [SECONDS] [xml|binary|both]
 # Findings (crashing inputs) are written to Fuzz/out/<target>/ and make the script exit 1.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-60}
 which=${2:-both}
-corpus_root=${CONFORMANCE_DIR:-../shared/conformance}/corpus
+seed_roots=(Tests/SettingsPlistTests/Fixtures)
+[ -n "${CONFORMANCE_DIR:-}" ] && seed_roots+=("$CONFORMANCE_DIR/corpus")
 mkdir -p Fuzz/out .build-fuzz
 
 build() {  # $1 = xml|binary
@@ -20,12 +22,13 @@ build() {  # $1 = xml|binary
 seed() {  # $1 = xml|binary; copies matching corpus inputs into a fresh work corpus
     local dir=Fuzz/corpus-work/$1
     rm -rf "$dir"; mkdir -p "$dir"
-    if [ -d "$corpus_root" ]; then
-        find "$corpus_root" -type f ! -name '*.json' ! -name '*.error' ! -name '*.md' | while read -r f; do
+    for root in "${seed_roots[@]}"; do
+        [ -d "$root" ] || continue
+        find "$root" -type f ! -name '*.json' ! -name '*.error' ! -name '*.md' | while read -r f; do
             if head -c 6 "$f" | grep -q '^bplist'; then kind=binary; else kind=xml; fi
             [ "$kind" = "$1" ] && cp "$f" "$dir/$(echo "$f" | md5sum | cut -c1-16)"
         done
-    fi
+    done
     # Hand-made attack inputs kept with the sources (Fuzz/seeds/xml, Fuzz/seeds/binary).
     if [ -d "Fuzz/seeds/$1" ]; then cp Fuzz/seeds/"$1"/* "$dir/"; fi
     echo "$dir"

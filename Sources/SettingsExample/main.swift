@@ -42,6 +42,45 @@ func described<Value>(_ value: Value, _ source: SettingsLayer?) -> String {
     "\(value)   (from \(source?.name ?? "the default in code"))"
 }
 
+/// Starts this program again with `arguments` (step 5's other process), returning its pid.
+func startSelf(_ arguments: [String]) throws -> pid_t {
+    #if os(Linux)
+    let program = "/proc/self/exe"
+    #else
+    let program = CommandLine.arguments[0]
+    #endif
+    let argv = ([program] + arguments).map { strdup($0) } + [nil]
+    defer { for pointer in argv { free(pointer) } }
+    let environment: [UnsafeMutablePointer<CChar>?] = [nil]   // it needs none: it is given the file
+    var pid = pid_t()
+    let result = posix_spawn(&pid, program, nil, nil, argv, environment)
+    guard result == 0 else { throw SpawnError(code: result) }
+    return pid
+}
+
+/// `posix_spawn` failed with `code` (an `errno` value).
+struct SpawnError: Error { let code: Int32 }
+
+/// The exit status of the child `pid`, or `nil` when it has not exited within 5 seconds.
+/// Polled without blocking (a blocking `waitpid` would hold one of Swift's few pool threads).
+func exitStatus(of pid: pid_t) async -> Int32? {
+    for _ in 0..<250 {
+        var status: Int32 = 0
+        if waitpid(pid, &status, WNOHANG) == pid { return (status >> 8) & 0xFF }
+        try? await Task.sleep(for: .milliseconds(20))
+    }
+    return nil
+}
+
+/// `SettingsExample --set-theme FILE THEME`: step 5's other process. It changes one key of FILE
+/// as any program using Settings does (its own store, the file's advisory lock, an atomic save)
+/// and exits.
+func setTheme(file: String, to theme: String) async throws {
+    let store = SettingsStore.file(URL(filePath: file), externalChanges: .ignored)
+    store["theme"] = .string(theme)
+    try await store.flush()
+}
+
 func run(arguments: [String]) async throws {
     let here = URL(filePath: #filePath).deletingLastPathComponent()
     let file = SettingsStore.defaultFileURL(application: "SettingsExample")
@@ -100,11 +139,9 @@ func run(arguments: [String]) async throws {
     let text = String(decoding: try Data(contentsOf: file), as: UTF8.self)
     print(text.split(separator: "\n").map { "   | " + $0 }.joined(separator: "\n"))
 
-    print("\n5. Another process edits the file (here: a second store on it); this one reloads it:")
+    print("\n5. Another process edits the file (this program, started again to change one key); this one reloads it:")
     let changes = store.changes                      // observing starts here
-    let other = SettingsStore.file(file, externalChanges: .ignored)
-    other["theme"] = .string(settings.theme == Theme.dark ? "light" : "dark")
-    try await other.flush()
+    let child = try startSelf(["--set-theme", file.path, settings.theme == Theme.dark ? "light" : "dark"])
     let change = await withTaskGroup(of: SettingsChange?.self) { group in
         group.addTask { for await change in changes { return change }; return nil }
         group.addTask { try? await Task.sleep(for: .seconds(5)); return nil }   // never wait forever
@@ -112,6 +149,7 @@ func run(arguments: [String]) async throws {
         group.cancelAll()
         return first
     }
+    print("   the other process (pid \(child)) \(await exitStatus(of: child).map { "exited with status \($0)" } ?? "did not exit within 5 s")")
     print("   change event: \(change.map(String.init(describing:)) ?? "none within 5 s")")
     print("   theme = \(described(settings.theme.rawValue, settings.$theme.source))")
 
@@ -146,7 +184,12 @@ func run(arguments: [String]) async throws {
 }
 
 do {
-    try await run(arguments: Array(CommandLine.arguments.dropFirst()))
+    let arguments = Array(CommandLine.arguments.dropFirst())
+    if arguments.count == 3, arguments[0] == "--set-theme" {
+        try await setTheme(file: arguments[1], to: arguments[2])
+    } else {
+        try await run(arguments: arguments)
+    }
 } catch {
     print("SettingsExample failed: \(error)")
     exit(1)

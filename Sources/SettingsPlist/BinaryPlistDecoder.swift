@@ -202,7 +202,7 @@ struct BinaryPlistDecoder {
             return finish(index, .data(data), expandedBefore: before)
         case 0x5, 0x6:
             let payload = try stringPayload(at: offset)
-            let text = marker >> 4 == 0x5 ? BinaryPlistText.ascii(payload) : BinaryPlistText.utf16BigEndian(payload)
+            let text = marker >> 4 == 0x5 ? BinaryPlistText.ascii(payload) : try BinaryPlistText.utf16BigEndian(payload, at: offset)
             try expand(by: text.utf8.count, at: offset)
             return finish(index, .string(text), expandedBefore: before)
         case 0x8: return .uid(try readUID(at: offset))
@@ -302,7 +302,7 @@ struct BinaryPlistDecoder {
         if kind == 0x5 && BinaryPlistText.isASCII(payload) {
             number = keyTable.number(for: .file(payload))
         } else {
-            number = keyTable.number(for: .text(kind == 0x5 ? BinaryPlistText.ascii(payload) : BinaryPlistText.utf16BigEndian(payload)))
+            number = keyTable.number(for: .text(kind == 0x5 ? BinaryPlistText.ascii(payload) : try BinaryPlistText.utf16BigEndian(payload, at: offset)))
         }
         if Int(number) == keyTexts.count {
             keyTexts.append(keyTable.text(number))

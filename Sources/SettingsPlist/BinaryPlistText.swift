@@ -59,11 +59,13 @@ enum BinaryPlistText {
         return acc & 0x8080_8080_8080_8080 == 0
     }
 
-    /// A UTF-16 big-endian (`0x6_`) string; a lone surrogate becomes U+FFFD, since a Swift
-    /// `String` cannot hold it.
-    static func utf16BigEndian(_ bytes: UnsafeBufferPointer<UInt8>) -> String {
+    /// A UTF-16 big-endian (`0x6_`) string (the object at `offset`). A lone surrogate is an
+    /// error: no Swift `String` can hold it, and replacing it (with U+FFFD) would change the text
+    /// silently and could make two distinct dictionary keys one.
+    static func utf16BigEndian(_ bytes: UnsafeBufferPointer<UInt8>, at offset: Int) throws(PlistError) -> String {
         let units = bytes.count / 2
-        return String(unsafeUninitializedCapacity: units * 3) { out in
+        var lone: (unit: UInt32, index: Int)?
+        let text = String(unsafeUninitializedCapacity: units * 3) { out in
             var n = 0
             var i = 0
             while i < units {
@@ -71,19 +73,29 @@ enum BinaryPlistText {
                 i += 1
                 var scalar = u
                 if u & 0xF800 == 0xD800 {
-                    scalar = 0xFFFD
+                    var paired = false
                     if u < 0xDC00, i < units {
                         let low = UInt32(bytes[2 * i]) << 8 | UInt32(bytes[2 * i + 1])
                         if low & 0xFC00 == 0xDC00 {
                             scalar = 0x10000 + ((u - 0xD800) << 10) + (low - 0xDC00)
                             i += 1
+                            paired = true
                         }
+                    }
+                    if !paired {
+                        lone = (u, i - 1)
+                        return 0
                     }
                 }
                 n += encodeUTF8(scalar, into: out, at: n)
             }
             return n
         }
+        if let lone {
+            let hex = String(lone.unit, radix: 16, uppercase: true)
+            throw PlistError(.invalidValue, "UTF-16 string holds a lone surrogate (0x\(hex), unit \(lone.index)), which is not text", at: .offset(offset))
+        }
+        return text
     }
 
     /// Writes `scalar` as UTF-8 at `out[n...]`, returning the byte count.

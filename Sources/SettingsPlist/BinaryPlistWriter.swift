@@ -24,12 +24,12 @@ enum BinaryPlistWriter {
     /// Writes `value`, without sharing when the shared file would exceed `expansionLimit`.
     static func write(_ value: PlistValue, expansionLimit: (Int) -> Int) throws(PlistError) -> [UInt8] {
         var flattener = BinaryPlistFlattener(sharing: true)
-        _ = try flattener.add(value)
+        _ = try flattener.add(value, depth: 0)
         let shared = flattener.finish()
         guard flattener.expandedSize > expansionLimit(shared.count) else { return shared }
         // Unshared, each value takes at least 3 bytes of file for its 8 of expanded size.
         var plain = BinaryPlistFlattener(sharing: false)
-        _ = try plain.add(value)
+        _ = try plain.add(value, depth: 0)
         return plain.finish()
     }
 }
@@ -99,8 +99,11 @@ struct BinaryPlistFlattener {
         var count: Int
     }
 
-    /// Adds `value` and everything in it; returns its post-order object number.
-    mutating func add(_ value: PlistValue) throws(PlistError) -> Int {
+    /// Adds `value`, nested inside `depth` containers, and everything in it; returns its
+    /// post-order object number. A container nested deeper than any reader accepts is refused
+    /// before its elements are visited, so the recursion is bounded by
+    /// ``PlistNesting/maximumDepth`` whatever the value.
+    mutating func add(_ value: PlistValue, depth: Int = 0) throws(PlistError) -> Int {
         expandedSize &+= 8
         switch value {
         case .string(let s):
@@ -130,18 +133,44 @@ struct BinaryPlistFlattener {
             if let known = knownScalar(.uid, u) { return known }
             return startScalar { $0.writeUID(UInt32(u)) }
         case .array(let elements):
+            guard depth < PlistNesting.maximumDepth else { throw PlistNesting.tooDeep([]) }
             let base = pending.count
-            for element in elements { pending.append(Int32(try add(element))) }
+            for (i, element) in elements.enumerated() {
+                do {
+                    pending.append(Int32(try add(element, depth: depth + 1)))
+                } catch {
+                    throw noteTooDeep(error, under: .index(i))
+                }
+            }
             return addContainer(0xA0, count: elements.count, from: base)
         case .dictionary(let dictionary):
+            guard depth < PlistNesting.maximumDepth else { throw PlistNesting.tooDeep([]) }
             let base = pending.count
             for key in dictionary.keys {
                 expandedSize &+= 8
                 pending.append(Int32(addString(key)))
             }
-            for element in dictionary.values { pending.append(Int32(try add(element))) }
+            for (key, element) in zip(dictionary.keys, dictionary.values) {
+                do {
+                    pending.append(Int32(try add(element, depth: depth + 1)))
+                } catch {
+                    throw noteTooDeep(error, under: .name(key))
+                }
+            }
             return addContainer(0xD0, count: dictionary.count, from: base)
         }
+    }
+
+    /// The keys from the container refused as too deep back up to the top, innermost first:
+    /// collected only while a ``PlistNesting/tooDeep(_:)`` error unwinds.
+    private var tooDeepPath: [PlistCodingKey] = []
+
+    /// Notes that `error` came from under `key` when it is the nesting error, and returns it with
+    /// the whole path once back at the top.
+    private mutating func noteTooDeep(_ error: PlistError, under key: PlistCodingKey) -> PlistError {
+        guard error.code == .tooDeep else { return error }
+        tooDeepPath.append(key)
+        return PlistNesting.tooDeep(tooDeepPath.reversed())
     }
 
     private typealias RawStringBits = (UInt64, UInt64)

@@ -5,7 +5,8 @@ import Foundation
 #endif
 
 /// Reads XML property lists, accepting and rejecting exactly what CoreFoundation's
-/// `CFPropertyListCreateWithData` does (see `/work/shared/conformance/NOTES.md`).
+/// `CFPropertyListCreateWithData` does (Docs/PropertyLists.md lists the rules; the fixtures of
+/// `Tests/SettingsPlistTests/Fixtures` and CI's conformance corpus check them).
 ///
 /// The document is converted to UTF-8 first when it is in another encoding; UTF-8 input is
 /// parsed in place. Parsing is a single forward pass over the bytes with an explicit stack of

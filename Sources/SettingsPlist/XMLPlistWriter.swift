@@ -95,6 +95,13 @@ enum XMLPlistWriter {
             var child: OpenContainer?
             try container.values.withUnsafeBufferPointer { values throws(PlistError) in
                 while index < values.count && child == nil {
+                    // A container here would be nested `depth + 1` deep: no reader accepts more
+                    // than `maximumDepth` (checked only at that depth, so it costs nothing else).
+                    if depth >= PlistNesting.maximumDepth, values[index].isContainer {
+                        var path = open[..<top].map { $0.pathKey(at: $0.next - 1) }
+                        path.append(container.pathKey(at: index))
+                        throw PlistNesting.tooDeep(path)
+                    }
                     if let keys = container.keys {
                         try out.appendText(keys[index], depth: depth, open: "<key>", close: "</key>\n", what: "key")
                     }
@@ -194,6 +201,11 @@ private struct OpenContainer {
     let values: [PlistValue]
     /// The element to write next.
     var next = 0
+
+    /// The coding key of element `index`: its key, or its position in an array.
+    func pathKey(at index: Int) -> PlistCodingKey {
+        keys.map { .name($0[index]) } ?? .index(index)
+    }
 }
 
 /// The output bytes: one buffer grown by doubling, written through unchecked appends after a

@@ -19,8 +19,13 @@ enum ExitStatus: Int32 {
 struct CLIError: Error {
     var status: ExitStatus
     var message: String
+    /// Whether a usage error is followed by "Run 'settings COMMAND --help' for usage.".
+    var hintsHelp = true
 
     static func usage(_ message: String) -> CLIError { CLIError(status: .usage, message: message) }
+    /// Trouble that is not a usage error but exits 2, for commands whose 1 means something else
+    /// (`diff`: 1 is "different", so a file that cannot be read is 2, as Unix `diff` has it).
+    static func trouble(_ message: String) -> CLIError { CLIError(status: .usage, message: message, hintsHelp: false) }
     /// A failure already reported on standard error (lint, diff).
     static var silentFailure: CLIError { CLIError(status: .failure, message: "") }
     static func failure(_ message: String) -> CLIError { CLIError(status: .failure, message: message) }

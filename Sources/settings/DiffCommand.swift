@@ -16,14 +16,21 @@ enum DiffCommand: Command {
         arrays compare as wholes. Values under secret-named keys show as <redacted> (a changed
         one as <redacted (changed)>) unless --show-secrets is given. An argument is a file when it contains '/', ends in .plist,
         .bplist or .json, or names an existing file; otherwise an application domain. Exits 0
-        when they are equal, 1 when they differ (like diff) or a file cannot be read.
+        when they are equal, 1 when they differ, 2 when a file cannot be read or the arguments
+        are wrong (as Unix diff does).
         """
 
     static func run(_ arguments: [String]) throws(CLIError) {
         let positional = try plainArguments(arguments, command: name)
         guard positional.count == 2 else { throw .usage("diff: expected A B") }
-        let (a, b) = shown(try Input(file: try Domain(positional[0]).path).value,
-                           try Input(file: try Domain(positional[1]).path).value)
+        let left: PlistValue, right: PlistValue
+        do {
+            left = try Input(file: try Domain(positional[0]).path).value
+            right = try Input(file: try Domain(positional[1]).path).value
+        } catch {
+            throw error.status == .usage ? error : .trouble(error.message)
+        }
+        let (a, b) = shown(left, right)
         var lines: [String] = []
         compare(a, b, prefix: [], into: &lines)
         for line in lines { Console.print(line) }

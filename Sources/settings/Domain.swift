@@ -22,11 +22,25 @@ struct Domain {
         guard !argument.isEmpty else { throw .usage("DOMAIN must not be empty") }
         self.argument = argument
         if Self.isFileArgument(argument) {
+            try Self.checkFile(argument)
             path = argument
             isApplication = false
         } else {
+            guard argument != "." && argument != ".." else {
+                throw .usage("DOMAIN '\(argument)' is not an application name (its file would be outside \(Self.configDirectory())/NAME/); name a file as ./FILE.plist")
+            }
             path = Self.configDirectory() + "/" + argument + "/settings.plist"
             isApplication = true
+        }
+    }
+
+    /// Refuses a `DOMAIN` with a `/` that cannot name a file: one ending in `/`, `.` or `..`.
+    /// (Any other path that is a directory fails when it is read, as every command that reads a
+    /// file says: "cannot read file: it is a directory, not a file".)
+    private static func checkFile(_ argument: String) throws(CLIError) {
+        let last = argument.split(separator: "/", omittingEmptySubsequences: false).last ?? ""
+        guard !last.isEmpty, last != ".", last != ".." else {
+            throw .usage("DOMAIN '\(argument)' is a directory, not a settings file or an application name")
         }
     }
 
@@ -61,8 +75,13 @@ struct Domain {
     /// The domain's dictionary, or `nil` when its file does not exist. A file that cannot be
     /// read or parsed, or whose root is not a dictionary, is an error naming it.
     func existingContents() throws(CLIError) -> PlistDictionary? {
-        if case .missing = try Files.status(path) { return nil }
-        return try Self.dictionary(Input(file: path).value, path: path)
+        try existingContents(at: path)
+    }
+
+    /// The dictionary of the domain's file at `file` (its path after the link rule).
+    private func existingContents(at file: String) throws(CLIError) -> PlistDictionary? {
+        if case .missing = try Files.status(file) { return nil }
+        return try Self.dictionary(Input(file: file, named: path).value, path: path)
     }
 
     /// The domain's dictionary; a domain that does not exist is an error saying so.
@@ -71,7 +90,21 @@ struct Domain {
         return contents
     }
 
-    var missing: CLIError { .failure("\(path): domain '\(argument)' does not exist") }
+    /// The error for a domain whose file does not exist: for a file argument, the one every
+    /// command that reads a file gives (`print`, `lint`: "cannot read file: no such file").
+    var missing: CLIError {
+        if !isApplication {
+            do { _ = try Files.read(path) } catch { return error }
+        }
+        return .failure("\(path): domain '\(argument)' does not exist")
+    }
+
+    /// The error for a key path with no value in `contents`, with a suggestion when one is near
+    /// ("did you mean 'Network/timeout'?", or the dotted form that would have matched).
+    func noValue(_ key: KeyPath, in contents: PlistDictionary) -> CLIError {
+        .failure("\(path): no value for key '\(key.path)'"
+                 + KeySuggestion.hint(for: key.path, components: key.components, in: .dictionary(contents), separator: "/"))
+    }
 
     static func dictionary(_ value: PlistValue, path: String) throws(CLIError) -> PlistDictionary {
         guard case .dictionary(let dictionary) = value else {
@@ -93,19 +126,23 @@ struct Domain {
     ///   - creating: whether a missing file is created (`write`, `import`); otherwise a missing
     ///     domain is an error.
     func edit(creating: Bool, _ body: (inout PlistDictionary) throws(CLIError) -> Void) throws(CLIError) {
+        // The file a link leads to is edited only when the link rule allows it (the link is
+        // the user's own), and the file is refused unless it is a property list: a planted
+        // link never makes the tool replace a file that is not one.
+        let target = try Files.target(of: path).path
         // Refuse a malformed or unreadable file before anything else touches the directory.
-        let before = try existingContents()
+        let before = try existingContents(at: target)
         if before == nil && !creating { throw missing }
-        if before == nil { try Files.createDirectories(for: Files.resolvingLinks(path)) }
-        let lock = try Files.lock(for: path)
-        defer { close(lock) }
+        if before == nil { try Files.createDirectories(for: target) }
+        let lock = try Files.lock(for: target, path: path, isApplication: isApplication)
+        defer { Files.unlock(lock, isApplication: isApplication) }
         // Read again under the lock: another writer may have changed it meanwhile.
         var syntax = InputSyntax.xml
         var dictionary = PlistDictionary()
-        if case .missing = try Files.status(path) {
+        if case .missing = try Files.status(target) {
             guard creating else { throw missing }
         } else {
-            let input = try Input(file: path)
+            let input = try Input(file: target, named: path)
             guard input.syntax.isPropertyListFile else {
                 throw .failure("\(path): it is \(input.syntax.name), not a property list; convert it first (settings convert xml1 \(path))")
             }
@@ -127,7 +164,7 @@ struct Domain {
                 throw .failure(error.inFile(path).description)
             }
         }
-        try Files.replace(path, with: bytes, new: .ownerOnly)
+        try Files.replace(target, with: bytes, new: .ownerOnly)
     }
 }
 
@@ -138,6 +175,15 @@ struct KeyPath {
     init(_ text: String) throws(CLIError) {
         guard !text.isEmpty else { throw .usage("KEY must not be empty") }
         self.components = EscapedPath.split(text, separator: "/")
+        try Self.checkDepth(components.count)
+    }
+
+    /// Refuses a key path that no file can hold: each component is a dictionary level, and
+    /// readers accept at most ``PlistNesting/maximumDepth`` of them (so does every write).
+    static func checkDepth(_ count: Int) throws(CLIError) {
+        guard count <= PlistNesting.maximumDepth else {
+            throw .failure("the key path has \(count) components, but property lists nest at most \(PlistNesting.maximumDepth) levels; no file can hold it")
+        }
     }
 
     init(components: [String]) { self.components = components }

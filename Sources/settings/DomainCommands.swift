@@ -35,9 +35,7 @@ enum ReadCommand: Command {
             return
         }
         let key = try KeyPath(positional[1])
-        guard let value = contents.value(at: key) else {
-            throw .failure("\(domain.path): no value for key '\(key.path)'")
-        }
+        guard let value = contents.value(at: key) else { throw domain.noValue(key, in: contents) }
         Console.print(shown(value, under: key.components).displayText)
     }
 }
@@ -58,9 +56,8 @@ enum ReadTypeCommand: Command {
         guard positional.count == 2 else { throw .usage("read-type: expected DOMAIN KEY") }
         let domain = try Domain(positional[0])
         let key = try KeyPath(positional[1])
-        guard let value = try domain.contents().value(at: key) else {
-            throw .failure("\(domain.path): no value for key '\(key.path)'")
-        }
+        let contents = try domain.contents()
+        guard let value = contents.value(at: key) else { throw domain.noValue(key, in: contents) }
         Console.print("Type is \(value.defaultsTypeName)")
     }
 }
@@ -219,9 +216,7 @@ enum DeleteCommand: Command {
                 contents = PlistDictionary()
                 return
             }
-            guard contents.value(at: key) != nil else {
-                throw .failure("\(domain.path): no value for key '\(key.path)'")
-            }
+            guard contents.value(at: key) != nil else { throw domain.noValue(key, in: contents) }
             try contents.setValue(nil, at: key)
         }
     }
@@ -232,20 +227,23 @@ enum RenameCommand: Command {
     static let name = "rename"
     static let summary = "rename a key (like defaults rename)"
     static let usage = """
-        usage: settings rename DOMAIN OLD_KEY NEW_KEY
+        usage: settings rename [--force] DOMAIN OLD_KEY NEW_KEY
 
-        Moves the value of OLD_KEY to NEW_KEY (key paths; a value already at NEW_KEY is replaced).
+        Moves the value of OLD_KEY to NEW_KEY (key paths). A value already at NEW_KEY is kept and
+        the command exits 1, changing nothing, unless --force (-f) is given: then it is replaced.
         Exits 1 when the domain or OLD_KEY does not exist.
         """
 
     static func run(_ arguments: [String]) throws(CLIError) {
-        let positional = try plainArguments(arguments, command: name)
-        guard positional.count == 3 else { throw .usage("rename: expected DOMAIN OLD_KEY NEW_KEY") }
+        let force = arguments.contains("--force") || arguments.contains("-f")
+        let positional = try plainArguments(arguments.filter { $0 != "--force" && $0 != "-f" }, command: name)
+        guard positional.count == 3 else { throw .usage("rename: expected [--force] DOMAIN OLD_KEY NEW_KEY") }
         let domain = try Domain(positional[0])
         let old = try KeyPath(positional[1]), new = try KeyPath(positional[2])
         try domain.edit(creating: false) { contents throws(CLIError) in
-            guard let value = contents.value(at: old) else {
-                throw .failure("\(domain.path): no value for key '\(old.path)'")
+            guard let value = contents.value(at: old) else { throw domain.noValue(old, in: contents) }
+            if !force, new.components != old.components, let existing = contents.value(at: new) {
+                throw .failure("\(domain.path): key '\(new.path)' already holds \(existing.typeNameWithArticle); not changed (--force replaces it)")
             }
             do throws(CLIError) {
                 try contents.setValue(nil, at: old)
@@ -319,6 +317,8 @@ enum FindCommand: Command {
         Searches every application domain for WORD (any letter case) in its name, its key paths
         and its values, and prints, for each domain with a match, the top-level keys that match:
           Found 1 keys in domain 'MyApp': { ... }
+        Values under secret-named keys (password, token, apiKey...) are neither searched nor
+        printed (they show as <redacted>); --show-secrets searches and prints them.
         Exits 1 when a domain's file cannot be read (the others are still searched).
         """
 
@@ -336,8 +336,11 @@ enum FindCommand: Command {
                 failed = true
                 continue
             }
+            // Searched and printed as `read` prints it: a secret's value is neither shown nor
+            // matched (finding "hunter2" would confirm the password), unless --show-secrets.
+            guard case .dictionary(let visible) = shown(PlistValue.dictionary(contents)) else { continue }
             var matches = PlistDictionary()
-            for (key, value) in contents where name.lowercased().contains(word) || key.lowercased().contains(word) || value.contains(word) {
+            for (key, value) in visible where name.lowercased().contains(word) || key.lowercased().contains(word) || value.contains(word) {
                 _ = matches.replaceValue(value, forKey: key)
             }
             guard !matches.isEmpty else { continue }

@@ -37,6 +37,7 @@ enum PrintCommand: Command {
             case "--typed-json": style = .typedJSON
             case "--json": style = .json
             case "--openstep": style = .openStep
+            case "-s", "-n": break  // plutil takes them on every verb; they change nothing here (nor in plutil -p)
             case _ where arg.hasPrefix("-") && arg != "-": throw .usage("print: unknown option \(arg)")
             default: files.append(arg)
             }
@@ -110,7 +111,7 @@ enum ConvertCommand: Command {
     static func target(for file: String, _ args: PlutilArguments) -> String {
         if let output = args.output { return output }
         guard let ext = args.outputExtension else { return file }
-        let name = Files.name(of: file)
+        let name = PlistFile.name(of: file)
         guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { return file + "." + ext }
         return String(file.dropLast(name.distance(from: dot, to: name.endIndex))) + "." + ext
     }
@@ -168,7 +169,8 @@ enum ExtractCommand: Command {
 
         Prints the value at KEYPATH (plutil's syntax: keys and array indexes separated by '.',
         '\\.' for a dot inside a key) in FORMAT: a plist, JSON (-r: indented), or raw: a string as
-        it is, numbers, true/false, dates in ISO 8601, data in base64 (-n: no newline after it).
+        it is, numbers, true/false, dates in ISO 8601, data in base64, an array's count, a
+        dictionary's keys one per line (-n: no newline after it).
         Without -o the result goes to standard output (plutil replaces FILE). -expect TYPE exits
         1 unless the value has that type (see `settings type`).
         """
@@ -199,8 +201,10 @@ enum ExtractCommand: Command {
             case .date: text = value.description
             case .data(let d): text = d.base64EncodedString()
             case .integer, .real: text = value.displayText
-            default:
-                throw .failure("\(file): the value at key path '\(keyPath.text)' is \(value.typeNameWithArticle); raw prints only strings, numbers, Booleans, dates and data (use xml1 or json)")
+            case .array(let items): text = String(items.count)                 // as plutil: the count
+            case .dictionary(let dict): text = dict.keys.joined(separator: "\n")  // as plutil: each key on a line
+            case .uid:
+                throw .failure("\(file): the value at key path '\(keyPath.text)' is \(value.typeNameWithArticle); raw has no form for it (use xml1 or json)")
             }
             bytes = Array((args.noNewline ? text : text + "\n").utf8)
         default:
@@ -226,11 +230,43 @@ enum TypeCommand: Command {
         let args = try PlutilArguments(arguments, command: name, allowed: ["-expect"])
         guard args.positional.count == 2 else { throw .usage("type: expected KEYPATH FILE") }
         let keyPath = DottedKeyPath(args.positional[0]), file = args.positional[1]
+        try KeyPath.checkDepth(keyPath.components.count)
         let value = try namingFile(file) { () throws(CLIError) in try keyPath.value(in: Input(file: file).value) }
         if let expected = args.expect, expected != value.plutilTypeName {
             throw .failure("\(file): the value at key path '\(keyPath.text)' is \(value.plutilTypeName), expected \(expected)")
         }
-        Console.print(value.plutilTypeName)
+        Console.write(Array((args.noNewline ? value.plutilTypeName : value.plutilTypeName + "\n").utf8))
+    }
+}
+
+/// `settings create FORMAT FILE`, like `plutil -create`: an empty dictionary.
+enum CreateCommand: Command {
+    static let name = "create"
+    static let summary = "write an empty plist (a dictionary) in a format (like plutil -create)"
+    static let usage = """
+        usage: settings create xml1|binary1|json FILE
+               settings -create FORMAT FILE                  (plutil -create)
+
+        Writes an empty dictionary to FILE ('-' for standard output) in FORMAT, replacing FILE
+        atomically when it exists (as plutil does).
+        """
+
+    static func run(_ arguments: [String]) throws(CLIError) {
+        let args = try PlutilArguments(arguments, command: name, allowed: [])
+        guard args.positional.count == 2 else { throw .usage("create: expected FORMAT FILE") }
+        let empty = PlistValue.dictionary(PlistDictionary())
+        let bytes: [UInt8]
+        switch args.positional[0] {
+        case "xml1", "xml", "binary1", "binary":
+            do {
+                bytes = try empty.encodedBytes(as: args.positional[0].hasPrefix("xml") ? .xml : .binary)
+            } catch {
+                throw .failure(error.description)
+            }
+        case "json": bytes = Array("{}".utf8)
+        default: throw .usage("create: unknown format '\(args.positional[0])' (use xml1, binary1 or json)")
+        }
+        try Output(args.positional[1]).write(bytes)
     }
 }
 
@@ -247,10 +283,13 @@ enum EditCommand {
             throw .usage(edit == .remove ? "remove: expected KEYPATH FILE" : "\(command): expected KEYPATH -TYPE VALUE FILE")
         }
         let keyPath = DottedKeyPath(args.positional[0]), file = args.positional[1]
+        try KeyPath.checkDepth(keyPath.components.count)
         let value = edit == .remove ? nil : try args.typedValue(command: command)
         let input = try Input(file: file)
         var root = input.value
-        try namingFile(file) { () throws(CLIError) in try keyPath.apply(args.append ? .append : edit, value, to: &root) }
+        // -append on a key path with nothing there inserts the value there, as plutil does.
+        let appends = args.append && KeySuggestion.value(at: keyPath.components, in: root) != nil
+        try namingFile(file) { () throws(CLIError) in try keyPath.apply(appends ? .append : edit, value, to: &root) }
         let bytes: [UInt8]
         switch input.syntax {
         case .json:
@@ -278,7 +317,8 @@ enum InsertCommand: Command {
 
         Inserts the value at KEYPATH (keys and array indexes separated by '.'); exits 1 when a
         value is already there (use replace). An array index inserts before that element; with
-        -append, KEYPATH names an array and the value is appended. Types: \(EditCommand.typeList).
+        -append, KEYPATH names an array and the value is appended (with nothing at KEYPATH, the
+        value is inserted there, as plutil does). Types: \(EditCommand.typeList).
         FILE is rewritten in its format (OpenStep text becomes XML) atomically, keeping its
         permissions and owner, unless -o OUT ('-' for standard output). A FILE that does not
         parse is refused and left as it is.

@@ -107,12 +107,13 @@ struct Input {
         self.syntax = syntax
     }
 
-    /// Reads and parses a file (`-` is standard input).
-    init(file path: String) throws(CLIError) {
+    /// Reads and parses a file (`-` is standard input); messages name it `name` (the path as
+    /// the user gave it, when `path` is where a link of theirs leads).
+    init(file path: String, named name: String? = nil) throws(CLIError) {
         if path == "-" {
             try self.init(parsing: try Console.readStandardInput(), name: "<stdin>")
         } else {
-            try self.init(parsing: try Files.read(path), name: path)
+            try self.init(parsing: try Files.read(path), name: name ?? path)
         }
     }
 }

@@ -14,7 +14,7 @@ struct PlutilArguments {
     var outputExtension: String?
     /// `-r`: readable JSON.
     var readable = false
-    /// `-n`: no newline after raw output.
+    /// `-n`: no newline after raw output (extract raw, type).
     var noNewline = false
     /// `-s`: silent on success.
     var silent = false
@@ -47,7 +47,9 @@ struct PlutilArguments {
                 optionsEnded = true
                 continue
             }
-            guard allowed.contains(arg) || (allowed.contains("TYPE") && Self.typeFlags.contains(arg)) else {
+            // -s and -n are taken by every plutil verb, as plutil takes them (where they change
+            // nothing, they are accepted and ignored, as there).
+            guard allowed.contains(arg) || arg == "-s" || arg == "-n" || (allowed.contains("TYPE") && Self.typeFlags.contains(arg)) else {
                 throw .usage("\(command): unknown option \(arg)")
             }
             switch arg {
@@ -132,31 +134,36 @@ struct DottedKeyPath {
         case remove
     }
 
-    /// The value at the key path, or an error naming the first component not found.
+    /// The value at the key path, or an error naming the first component not found (with a
+    /// suggestion, see ``KeySuggestion``).
     func value(in root: PlistValue) throws(CLIError) -> PlistValue {
-        var current = root
-        for (i, component) in components.enumerated() {
-            switch current {
-            case .dictionary(let dict):
-                guard let next = dict[component] else { throw notFound(upTo: i) }
-                current = next
-            case .array(let items):
-                guard let index = Int(component), items.indices.contains(index) else { throw notFound(upTo: i) }
-                current = items[index]
-            default:
-                throw notFound(upTo: i)
-            }
+        guard let value = KeySuggestion.value(at: components, in: root) else {
+            var found = 0
+            while found < components.count, KeySuggestion.value(at: Array(components[...found]), in: root) != nil { found += 1 }
+            throw notFound(upTo: min(found, components.count - 1), in: root)
         }
-        return current
+        return value
     }
 
-    func notFound(upTo i: Int) -> CLIError {
-        .failure("no value at key path '\(text)' ('\(components[...i].joined(separator: "."))' not found)")
+    func notFound(upTo i: Int, in root: PlistValue? = nil) -> CLIError {
+        let hint = root.map { KeySuggestion.hint(for: text, components: components, in: $0, separator: ".") } ?? ""
+        return .failure("no value at key path '\(text)' ('\(components[...i].joined(separator: "."))' not found)\(hint)")
     }
 
     /// Applies `edit` with `value` to `root`. Containers on the way must exist.
     func apply(_ edit: Edit, _ value: PlistValue?, to root: inout PlistValue) throws(CLIError) {
-        try apply(edit, value, to: &root, at: 0)
+        let before = root
+        do {
+            try apply(edit, value, to: &root, at: 0)
+        } catch {
+            // A component not found: say so with a suggestion, from the document as it was.
+            if error.message.hasPrefix("no value at key path"), let i = (0..<components.count).first(where: {
+                KeySuggestion.value(at: Array(components[...$0]), in: before) == nil
+            }) {
+                throw notFound(upTo: i, in: before)
+            }
+            throw error
+        }
     }
 
     private func apply(_ edit: Edit, _ value: PlistValue?, to node: inout PlistValue, at i: Int) throws(CLIError) {

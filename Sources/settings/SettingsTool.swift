@@ -22,7 +22,50 @@ protocol Command {
 @main
 enum SettingsTool {
     static func main() {
+        if let problem = invalidArgument() {
+            Console.error(problem)
+            exit(ExitStatus.usage.rawValue)
+        }
         exit(run(Array(CommandLine.arguments.dropFirst())).rawValue)
+    }
+
+    /// The first argument that is not valid UTF-8, described, or `nil`. `CommandLine.arguments`
+    /// has already replaced invalid bytes with U+FFFD, so `delete MyApp $'caf\xe8'` would act on
+    /// a key the user did not name (or `write` would store text they did not give): the raw
+    /// `argv` bytes are checked instead, and such an argument is refused.
+    static func invalidArgument() -> String? {
+        for index in 1..<Int(CommandLine.argc) {
+            guard let pointer = CommandLine.unsafeArgv[index] else { continue }
+            let bytes = UnsafeBufferPointer(start: UnsafeRawPointer(pointer).assumingMemoryBound(to: UInt8.self),
+                                            count: strlen(pointer))
+            if let shown = escapedIfInvalidUTF8(bytes) {
+                return "argument \(index) ('\(shown)') is not valid UTF-8: keys, values and names must be UTF-8 text"
+            }
+        }
+        return nil
+    }
+
+    /// `bytes` with each byte that is not part of valid UTF-8 shown as `\xHH`, or `nil` when
+    /// all of it is valid UTF-8.
+    static func escapedIfInvalidUTF8(_ bytes: UnsafeBufferPointer<UInt8>) -> String? {
+        var shown = ""
+        var valid = true
+        var iterator = bytes.makeIterator()
+        var parser = Unicode.UTF8.ForwardParser()
+        var offset = 0
+        while true {
+            switch parser.parseScalar(from: &iterator) {
+            case .valid(let encoded):
+                shown.unicodeScalars.append(Unicode.UTF8.decode(encoded))
+                offset += encoded.count
+            case .error(let length):
+                valid = false
+                for byte in bytes[offset ..< offset + length] { shown += "\\x" + String(byte, radix: 16, uppercase: true) }
+                offset += length
+            case .emptyInput:
+                return valid ? nil : shown
+            }
+        }
     }
 
     /// Every command, in the order `settings --help` lists them.
@@ -30,7 +73,7 @@ enum SettingsTool {
         ReadCommand.self, ReadTypeCommand.self, WriteCommand.self, DeleteCommand.self, RenameCommand.self,
         KeysCommand.self, DomainsCommand.self, FindCommand.self, ImportCommand.self, ExportCommand.self,
         PrintCommand.self, ConvertCommand.self, LintCommand.self, ExtractCommand.self, TypeCommand.self,
-        InsertCommand.self, ReplaceCommand.self, RemoveCommand.self, DiffCommand.self,
+        InsertCommand.self, ReplaceCommand.self, RemoveCommand.self, CreateCommand.self, DiffCommand.self,
     ] }
 
     /// The command called `name`: a switch, so that starting one command instantiates no array
@@ -55,6 +98,7 @@ enum SettingsTool {
         case InsertCommand.name: InsertCommand.self
         case ReplaceCommand.name: ReplaceCommand.self
         case RemoveCommand.name: RemoveCommand.self
+        case CreateCommand.name: CreateCommand.self
         case DiffCommand.name: DiffCommand.self
         default: nil
         }
@@ -70,6 +114,7 @@ enum SettingsTool {
         "-insert": (InsertCommand.self, []),
         "-replace": (ReplaceCommand.self, []),
         "-remove": (RemoveCommand.self, []),
+        "-create": (CreateCommand.self, []),
     ] }
 
     /// The tool's own help text.
@@ -83,7 +128,7 @@ enum SettingsTool {
         ]
         for c in commands { lines.append("  " + c.name.padding(toLength: 10) + c.summary) }
         lines.append("")
-        lines.append("plutil's forms work too: -p, -lint, -convert, -extract, -type, -insert, -replace, -remove.")
+        lines.append("plutil's forms work too: -p, -lint, -convert, -extract, -type, -insert, -replace, -remove, -create.")
         lines.append("Values under secret-named keys (password, token, apiKey...) print as <redacted> in")
         lines.append("read, print and diff; --show-secrets prints them.")
         lines.append("Run 'settings COMMAND --help' for a command's arguments.")
@@ -124,7 +169,7 @@ enum SettingsTool {
             return .success
         } catch {
             if !error.message.isEmpty { Console.error(error.message) }
-            if error.status == .usage { Console.print("Run 'settings \(command.name) --help' for usage.", to: .error) }
+            if error.status == .usage && error.hintsHelp { Console.print("Run 'settings \(command.name) --help' for usage.", to: .error) }
             return error.status
         }
     }

@@ -34,7 +34,7 @@ struct DocBlocksAreCurrentTests {
             } else if trimmed.hasPrefix("<!-- doc-blocks: prelude") {
                 out += trimmed + "\n"
                 inPrelude = true
-            } else if trimmed == "<!-- doc-blocks: skip -->" {
+            } else if trimmed == "<!-- doc-blocks: skip -->" || trimmed == "<!-- doc-blocks: shared -->" {
                 out += trimmed + "\n"
             } else if trimmed == "```swift" {
                 inBlock = true

@@ -121,7 +121,7 @@ struct CLITests {
     }
 
     @Test(arguments: ["read", "read-type", "write", "delete", "rename", "keys", "domains", "find", "import", "export",
-                      "print", "convert", "lint", "extract", "type", "insert", "replace", "remove", "diff"])
+                      "print", "convert", "lint", "extract", "type", "insert", "replace", "remove", "create", "diff"])
     func everyCommandHasHelp(command: String) throws {
         let out = try CLI.run(command, "--help")
         #expect(out.status == 0)

@@ -39,6 +39,9 @@ struct ExampleTests {
         #expect(first.output.contains("first run: nothing saved yet"))
         #expect(first.output.contains("launchCount = 0   (from the default in code)"))
         #expect(FileManager.default.fileExists(atPath: file))
+        // Step 5: a real second process (the example started again) edits the file; this one sees it.
+        #expect(first.output.contains("exited with status 0"))
+        #expect(first.output.contains("change event: externalFile: theme"))
 
         let second = try Self.runExample([], configHome: home)
         #expect(second.status == 0)

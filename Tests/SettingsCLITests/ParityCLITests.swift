@@ -37,6 +37,10 @@ struct ParityCLITests {
         }
 
         func run(_ arguments: String...) throws -> CLI.Output {
+            try run(arguments)
+        }
+
+        func run(_ arguments: [String]) throws -> CLI.Output {
             try CLI.run(arguments, environment: env)
         }
     }
@@ -319,5 +323,37 @@ struct ParityCLITests {
     @Test func keysListsKeyPaths() throws {
         let f = try Fixture()
         #expect(try f.run("keys", "MyApp").stdout == "name\nport\ntags\nNet/host\n")
+    }
+
+    // MARK: plutil parity (the toolchain's plutil does each of these)
+
+    @Test func silentAndNoNewlineAreTakenByEveryVerb() throws {
+        let f = try Fixture()
+        for arguments in [["-lint", "-s", f.file], ["-lint", "-n", f.file], ["-p", "-s", f.file], ["-type", "tags", "-s", f.file],
+                          ["-convert", "xml1", "-n", "-o", "-", f.file], ["-extract", "tags", "json", "-s", f.file],
+                          ["-remove", "port", "-n", "-o", "-", f.file]] {
+            #expect(try f.run(arguments).status == 0, "\(arguments)")
+        }
+        #expect(try f.run("-lint", "-s", f.file).stdout.isEmpty)
+        #expect(try f.run("-type", "tags", "-n", f.file).stdout == "array")
+    }
+
+    @Test func appendToAMissingKeyInsertsTheValueThere() throws {
+        let f = try Fixture()
+        #expect(try f.run("-insert", "new", "-string", "v", "-append", f.file).status == 0)
+        #expect(try f.run("-extract", "new", "raw", f.file).stdout == "v\n")
+        #expect(try f.run("-insert", "tags", "-string", "x", "-append", f.file).status == 0)
+        #expect(try f.run("-extract", "tags", "json", f.file).stdout.hasSuffix("\"x\"]\n"))
+    }
+
+    @Test func createWritesAnEmptyDictionary() throws {
+        let f = try Fixture()
+        let xml = f.dir.path("c.plist"), binary = f.dir.path("c.bplist")
+        #expect(try f.run("-create", "xml1", xml).status == 0)
+        #expect(try String(contentsOfFile: xml, encoding: .utf8).contains("<dict/>"))
+        #expect(try f.run("create", "binary1", binary).status == 0)
+        #expect(try f.run("print", "--typed-json", binary).stdout == #"{"dict": []}"# + "\n")
+        #expect(try f.run("-create", "json", "-").stdout == "{}")
+        #expect(try f.run("-create", "yaml", xml).status == 2)
     }
 }

@@ -20,8 +20,9 @@ import Testing
 
     // MARK: Whole documents
 
-    /// The corpus file `writers/xml_written_by_cf.plist`, written by CoreFoundation (keys in
-    /// sorted order there, so the same order here).
+    /// Apple's layout, as CoreFoundation writes it and as the fixture
+    /// `writers/xml_written_by_plistlib.plist` (written by CPython's plistlib, which follows it)
+    /// has it (keys in sorted order there, so the same order here).
     static let writtenByCoreFoundation = """
         <?xml version="1.0" encoding="UTF-8"?>
         <!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
@@ -83,7 +84,7 @@ import Testing
         #expect(String(decoding: bytes, as: UTF8.self) == Self.writtenByCoreFoundation)
     }
 
-    static let corpusFile = ConformanceCorpus.root + "/writers/xml_written_by_cf.plist"
+    static let corpusFile = PlistFixtures.root + "/writers/xml_written_by_plistlib.plist"
 
     /// Layout of every kind of value, as Foundation on Linux lays it out (its
     /// PropertyListSerialization for data, dates, escapes, extreme integers, deep data lines;
@@ -349,9 +350,10 @@ import Testing
 
     // MARK: Structure
 
-    /// Nesting is walked with an explicit stack; each level adds one tab.
+    /// Nesting is walked with an explicit stack; each level adds one tab, down to the deepest
+    /// nesting readers accept; deeper is refused (no reader would read the document back).
     @Test func deepNestingIsIndentedPerLevel() throws {
-        let depth = 2_000
+        let depth = PlistNesting.maximumDepth
         var value: PlistValue = "leaf"
         for _ in 0..<depth { value = [value] }
         let lines = body(try xml(value))
@@ -359,6 +361,8 @@ import Testing
         #expect(lines[depth] == String(repeating: "\t", count: depth) + "<string>leaf</string>")
         #expect(lines[depth + 1] == String(repeating: "\t", count: depth - 1) + "</array>")
         #expect(lines.last == "</array>")
+        for _ in depth..<2_000 { value = [value] }
+        #expect(throws: PlistError.self) { try xml(value) }
     }
 
     /// Text that needs far more room escaped than its length (the size estimate's assumption)

@@ -273,24 +273,28 @@ struct ModelNoLossTests {
         #expect(store["fleet/servers"] == [["host": "a", "port": 1], ["host": 2], ["host": "c", "port": 3]])
     }
 
-    @Test func droppingBadElementsIsLinearInTheArraySize() throws {
-        let count = 40_000
-        var servers: [PlistValue] = []
-        servers.reserveCapacity(count)
-        for i in 0..<count {
-            let port: PlistValue = i % 2 == 0 ? .integer(PlistInteger(Int64(i))) : .string("bad")
-            servers.append(.dictionary(["host": .string("h\(i)"), "port": port]))
+    @Test(.timeLimit(hangLimit)) func droppingBadElementsIsLinearInTheArraySize() {
+        func fleet(_ count: Int) -> PlistDictionary {
+            var servers: [PlistValue] = []
+            servers.reserveCapacity(count)
+            for i in 0..<count {
+                let port: PlistValue = i % 2 == 0 ? .integer(PlistInteger(Int64(i))) : .string("bad")
+                servers.append(.dictionary(["host": .string("h\(i)"), "port": port]))
+            }
+            return ["servers": .array(servers)]
         }
-        let dictionary: PlistDictionary = ["servers": .array(servers)]
-        var issues: [ModelFieldIssue] = []
-        let clock = ContinuousClock()
-        let elapsed = clock.measure {
-            let fleet = Fleet.unarchive(dictionary, issues: &issues)
-            #expect(fleet.servers.count == count / 2)
+        let small = fleet(4_000), large = fleet(40_000)
+        var kept: [Int] = [], reported: [Int] = []
+        // One retry per bad element (quadratic) took minutes; 10x the elements must cost about 10x.
+        let ratio = growth(from: 4_000, to: 40_000) { count in
+            var issues: [ModelFieldIssue] = []
+            let model = Fleet.unarchive(count == 4_000 ? small : large, issues: &issues)
+            kept.append(model.servers.count)
+            reported.append(issues.count)
         }
-        #expect(issues.count == count / 2)
-        // One retry per bad element (quadratic) takes minutes here; one pass takes well under a second.
-        #expect(elapsed < .seconds(20))
+        #expect(isLinear(ratio, from: 4_000, to: 40_000), "10x the elements cost \(ratio)x the time")
+        #expect(kept.last == 20_000 && reported.last == 20_000)
+        #expect(kept.first == 2_000 && reported.first == 2_000)
     }
 
     // MARK: 6. Modes and format

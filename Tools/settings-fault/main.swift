@@ -5,10 +5,32 @@
 //   settings-fault writer FILE PREFIX COUNT    COUNT writes of distinct keys PREFIX-0..., each flushed
 //   settings-fault forget-and-exit FILE COUNT  COUNT stores on FILE, each set one key and was dropped
 //                                              at once; then exit(0) without a flush
+//   settings-fault thread-limit DIR COUNT      under RLIMIT_NPROC (as user nobody when root), COUNT stores
+//                                              in DIR/i/ each write a key and flushNow(); prints "saved COUNT"
+//   settings-fault term-writer FILE save|default
+//                                              (save: SettingsStore.saveOnTermination()) writes a counter
+//                                              in a loop, printing each value written; stopped by a signal
+//   settings-fault exit-in-signal FILE         writes a key, then calls exit(0) from a SIGUSR1 handler
+//                                              while the store's lock is held (raised inside applyToUserLayer)
+//   settings-fault exit-many DIR COUNT         COUNT stores, one file each in DIR, each with an unsaved
+//                                              change; then exit(0) (the exit hook saves them)
+//   settings-fault lifetime DIR COUNT          COUNT stores in DIR/i/, each read, written, flushed and
+//                                              watched, then dropped; prints the threads, descriptors and
+//                                              inotify watches of the process before, at the peak and after
+//                                              (exit 0 once none is above before, 1 if not within 120 s)
 //   settings-fault defaults-writer SUITE PREFIX COUNT
 //                                              the same through UserDefaults(suiteName:) + synchronize()
+//   settings-fault model-edit FILE FIELD VALUE loads a model file (fields `name` and `theme`), prints
+//                                              "loaded", waits for a line on standard input, sets
+//                                              FIELD to VALUE, saves, prints "saved"
+//   settings-fault model-churn DIR COUNT       loads and saves COUNT model files of 100 KB in DIR,
+//                                              keeping no model; prints the resident set size (KiB)
+//                                              before and after
 import Foundation
 import Settings
+#if canImport(Glibc)
+import Glibc
+#endif
 
 func fail(_ message: String) -> Never {
     FileHandle.standardError.write(Data("settings-fault: \(message)\n".utf8))
@@ -16,7 +38,7 @@ func fail(_ message: String) -> Never {
 }
 
 var args = Array(CommandLine.arguments.dropFirst())
-guard let mode = args.first else { fail("usage: settings-fault crash-writer|writer|defaults-writer ...") }
+guard let mode = args.first else { fail("usage: settings-fault crash-writer|writer|forget-and-exit|thread-limit|term-writer|exit-in-signal|exit-many|defaults-writer ...") }
 args.removeFirst()
 
 switch mode {
@@ -59,6 +81,121 @@ case "forget-and-exit":
     }
     for i in 0..<count { writeAndForget(i) }
     exit(0)
+case "thread-limit":
+    guard args.count == 2, let count = Int(args[1]) else { fail("usage: settings-fault thread-limit DIR COUNT") }
+    // Threads of this process and a few more; root is not subject to RLIMIT_NPROC, nobody is.
+    let running = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task").count) ?? 8
+    var limit = rlimit(rlim_cur: rlim_t(running + 4), rlim_max: rlim_t(running + 4))
+    guard setrlimit(__rlimit_resource_t(__RLIMIT_NPROC.rawValue), &limit) == 0 else { fail("setrlimit: \(errno)") }
+    if getuid() == 0 {
+        guard setgid(65534) == 0, setuid(65534) == 0 else { fail("cannot become nobody: \(errno)") }
+    }
+    var stores: [SettingsStore] = []
+    for i in 0..<count {
+        let store = SettingsStore.file(URL(filePath: args[0]).appending(path: "\(i)/settings.plist"), externalChanges: .ignored)
+        store["k"] = .integer(PlistInteger(Int64(i)))
+        do {
+            try store.flushNow()
+        } catch {
+            fail("\(error)")
+        }
+        stores.append(store)
+    }
+    FileHandle.standardOutput.write(Data("saved \(stores.count)\n".utf8))
+    exit(0)
+case "term-writer":
+    guard args.count == 2 else { fail("usage: settings-fault term-writer FILE save|default") }
+    if args[1] == "save" { SettingsStore.saveOnTermination() }
+    let store = SettingsStore.file(URL(filePath: args[0]), externalChanges: .ignored)
+    var i = 0
+    while true {
+        i += 1
+        store["counter"] = .integer(PlistInteger(Int64(i)))
+        FileHandle.standardOutput.write(Data("\(i)\n".utf8))  // acknowledged: the write returned
+    }
+case "exit-in-signal":
+    guard args.count == 1 else { fail("usage: settings-fault exit-in-signal FILE") }
+    signal(SIGUSR1) { _ in exit(0) }
+    var usr1 = sigset_t()
+    sigemptyset(&usr1)
+    sigaddset(&usr1, SIGUSR1)
+    pthread_sigmask(SIG_UNBLOCK, &usr1, nil)  // a mask inherited from the parent may block it
+    let store = SettingsStore.file(URL(filePath: args[0]), autosaveDelay: nil, externalChanges: .ignored)
+    store["before"] = 1
+    store.applyToUserLayer([("during", 2)]) { _, _ in
+        raise(SIGUSR1)  // exit() runs here, on a thread that holds the store's lock
+        return true
+    }
+    fail("still running after exit()")
+case "exit-many":
+    guard args.count == 2, let count = Int(args[1]) else { fail("usage: settings-fault exit-many DIR COUNT") }
+    func writeAndForget(_ i: Int) {
+        let store = SettingsStore.file(URL(filePath: args[0]).appending(path: "\(i).plist"), autosaveDelay: nil, externalChanges: .ignored)
+        store["k"] = .integer(PlistInteger(Int64(i)))
+    }
+    for i in 0..<count { writeAndForget(i) }
+    exit(0)
+case "lifetime":
+    guard args.count == 2, let count = Int(args[1]) else { fail("usage: settings-fault lifetime DIR COUNT") }
+    struct Resources: CustomStringConvertible {
+        var threads = 0, descriptors = 0, watches = 0
+        var description: String { "threads \(threads) descriptors \(descriptors) watches \(watches)" }
+        static func now() -> Resources {
+            let fm = FileManager.default
+            var r = Resources()
+            r.threads = (try? fm.contentsOfDirectory(atPath: "/proc/self/task").count) ?? -1
+            let fds = (try? fm.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+            r.descriptors = fds.count
+            for fd in fds where (try? fm.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(fd)")) == "anon_inode:inotify" {
+                let info = (try? String(contentsOfFile: "/proc/self/fdinfo/\(fd)", encoding: .utf8)) ?? ""
+                r.watches += info.split(separator: "\n").filter { $0.hasPrefix("inotify wd:") }.count
+            }
+            return r
+        }
+    }
+    /// Waits (polling, at most `limit` seconds: a hang limit) until `condition` holds.
+    func waitUntil(_ limit: Double, _ condition: () -> Bool) -> Bool {
+        let start = Date()
+        while !condition() {
+            if Date().timeIntervalSince(start) > limit { return false }
+            usleep(10_000)
+        }
+        return true
+    }
+    func useStores(_ range: Range<Int>, then keep: ([SettingsStore]) async -> Void) async {
+        var stores: [SettingsStore] = []
+        for i in range {
+            let store = SettingsStore.file(URL(filePath: args[0]).appending(path: "\(i)/settings.plist"))
+            _ = store["k"]
+            store["k"] = .integer(PlistInteger(Int64(i)))
+            stores.append(store)
+        }
+        do {
+            try await SettingsStore.flushAll(timeout: .seconds(600))
+        } catch {
+            fail("\(error)")
+        }
+        await keep(stores)
+    }
+    // Warm-up: the process-wide parts (the watcher's descriptor and thread, the spare thread)
+    // are made once and kept; the baseline is taken after them.
+    await useStores(0..<20) { stores in
+        _ = waitUntil(120) { Resources.now().watches >= stores.count }
+    }
+    _ = waitUntil(120) { Resources.now().watches == 0 }
+    let before = Resources.now()
+    FileHandle.standardOutput.write(Data("before \(before)\n".utf8))
+    await useStores(20..<(20 + count)) { stores in
+        _ = waitUntil(120) { Resources.now().watches >= before.watches + stores.count }
+        FileHandle.standardOutput.write(Data("peak \(Resources.now())\n".utf8))
+    }
+    // Threads may end below the baseline (idle workers of the runtime end too).
+    let back = waitUntil(120) {
+        let now = Resources.now()
+        return now.threads <= before.threads && now.descriptors <= before.descriptors && now.watches == before.watches
+    }
+    FileHandle.standardOutput.write(Data("after \(Resources.now())\n".utf8))
+    exit(back ? 0 : 1)
 case "defaults-writer":
     guard args.count == 3, let count = Int(args[2]) else { fail("usage: settings-fault defaults-writer SUITE PREFIX COUNT") }
     guard let defaults = UserDefaults(suiteName: args[0]) else { fail("no suite \(args[0])") }
@@ -66,6 +203,46 @@ case "defaults-writer":
         defaults.set(i, forKey: "\(args[1])-\(i)")
         defaults.synchronize()
     }
+case "model-edit":
+    guard args.count == 3, ["name", "theme"].contains(args[1]) else { fail("usage: settings-fault model-edit FILE name|theme VALUE") }
+    let url = URL(filePath: args[0])
+    do {
+        var profile = try SharedProfile.load(from: url)
+        FileHandle.standardOutput.write(Data("loaded\n".utf8))
+        _ = readLine()
+        if args[1] == "name" { profile.name = args[2] } else { profile.theme = args[2] }
+        try profile.save(to: url)
+        FileHandle.standardOutput.write(Data("saved\n".utf8))
+    } catch {
+        fail("\(error)")
+    }
+case "model-churn":
+    guard args.count == 2, let count = Int(args[1]) else { fail("usage: settings-fault model-churn DIR COUNT") }
+    func residentKiB() -> Int {
+        let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
+        let line = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") } ?? ""
+        return Int(line.split(separator: " ").dropFirst().first ?? "") ?? -1
+    }
+    let before = residentKiB()
+    let padding = String(repeating: "x", count: 100_000)
+    do {
+        for i in 0..<count {
+            let url = URL(filePath: args[0]).appending(path: "m\(i).plist")
+            try PlistValue.dictionary(["name": .string(padding)]).write(to: url)
+            var profile = try SharedProfile.load(from: url)
+            profile.theme = "t\(i)"
+            try profile.save(to: url)
+        }
+    } catch {
+        fail("\(error)")
+    }
+    print("rss-before-kib \(before) rss-after-kib \(residentKiB())")
 default:
     fail("unknown mode \(mode)")
+}
+
+/// The model file two `model-edit` processes share.
+struct SharedProfile: SettingsModel, Codable {
+    var name = "Guest"
+    var theme = "light"
 }

@@ -27,6 +27,10 @@ public struct SettingsDiagnostic: Hashable, Sendable, CustomStringConvertible {
         case fileError
         /// A command-line argument or environment variable could not be used.
         case invalidOverride
+        /// A write was refused because no reader could read the result back (a key and value
+        /// nested deeper than 512 levels, a value larger than the settings file may be); nothing
+        /// was changed.
+        case writeRefused
     }
 
     /// What kind of problem it is.

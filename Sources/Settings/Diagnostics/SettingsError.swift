@@ -24,6 +24,10 @@ public struct SettingsError: Error, Hashable, Sendable, CustomStringConvertible 
         case invalidOverride
         /// Another process held the settings file's lock for longer than the store's lock timeout.
         case fileLocked
+        /// A value that no reader could read back was refused before anything changed: its key
+        /// and value together nest deeper than readers accept (512 levels), or it is larger than
+        /// the settings file may be.
+        case unstorable
     }
 
     /// What kind of failure.
@@ -72,7 +76,7 @@ public struct SettingsError: Error, Hashable, Sendable, CustomStringConvertible 
 
     /// One line naming the key, file, types and layer involved.
     public var description: String {
-        let keyText = key.map { "key '\($0.path)'" }
+        let keyText = key.map { "key '\($0.abbreviatedPath)'" }
         var text: String
         switch code {
         case .missingFile:
@@ -95,10 +99,13 @@ public struct SettingsError: Error, Hashable, Sendable, CustomStringConvertible 
         case .fileLocked:
             if let path, let detail { return "\(path): \(detail)" }
             text = "settings file \(path ?? "?") is locked by another process"
+        case .unstorable:
+            if key == nil, let path, let detail { return "\(path): \(detail)" }
+            text = "cannot store \(keyText ?? "the value")"
         }
         if let detail {
             // A secret key's value may be quoted in the detail ("abc" is not a URL): leave it out.
-            let hidden = key?.isSecret == true && (code == .typeMismatch || code == .invalidOverride)
+            let hidden = (code == .typeMismatch || code == .invalidOverride) && key?.isSecret == true
             text += hidden ? " (details not shown: the key is secret)" : " (\(detail))"
         }
         return text

@@ -24,7 +24,7 @@ struct ModelArchive<Model: SettingsModel>: Sendable {
 
     /// A model file as this process last read or wrote it.
     struct FileState: Sendable {
-        var identity: POSIXFile.Identity
+        var identity: PlistFile.Identity
         /// Its dictionary as stored (before migrations).
         var dictionary: PlistDictionary
         var format: PlistFormat
@@ -90,8 +90,14 @@ struct ModelArchive<Model: SettingsModel>: Sendable {
     /// The dictionary to store for `model` (see ``save(_:over:memory:)``), and what to remember
     /// once it is stored: the model as saved, and the values that fell back on load and are
     /// still unchanged (those the program changed are its own now).
+    ///
+    /// With `changedElsewhere` (another process saved the file since this one last read or
+    /// wrote it), the top-level fields this process did not change since then (the model
+    /// archives them as ``Memory/loaded`` does) take what is stored now, so this save does not
+    /// revert the other process's changes; a field changed on both sides takes this process's
+    /// value (the last save wins, field by field).
     static func saving(
-        _ model: Model, over existing: PlistDictionary?, memory: Memory?, source: String
+        _ model: Model, over existing: PlistDictionary?, memory: Memory?, source: String, changedElsewhere: Bool = false
     ) throws(SettingsError) -> (dictionary: PlistDictionary, memory: Memory?) {
         var out = try model.archive()
         var after = memory
@@ -115,6 +121,12 @@ struct ModelArchive<Model: SettingsModel>: Sendable {
             if memory?.wholeModelFailed == true, loadedArchive() == out {
                 out = existing  // nothing decoded and nothing changed: what is stored stays
             } else {
+                if changedElsewhere, let loaded = loadedArchive() {
+                    let mine = out
+                    for key in mine.keys + loaded.keys.filter({ mine[$0] == nil }) where mine[key] == loaded[key] {
+                        out[key] = existing[key]  // not changed here since: theirs stays
+                    }
+                }
                 after?.wholeModelFailed = false
                 after?.fallbacks = []
                 // A value that fell back was never decoded, so the stored one is no structure

@@ -40,36 +40,29 @@ extension SettingsModel {
     ///   file (the old file is then unchanged).
     public func save(to url: URL, format: PlistFormat? = nil) throws(SettingsError) {
         let path = url.path
-        let target = POSIXFile.resolvingLinks(path)
-        let remembered = ModelFiles.memory(for: path, as: Self.self)
-        var identity: POSIXFile.Identity?
-        var existing: PlistDictionary?
-        var existingFormat: PlistFormat?
-        var malformed: SettingsError?
-        if let known = remembered?.file, let current = try? POSIXFile.identity(of: target), current == known.identity {
-            // Unchanged since this process read or wrote it: no need to read it again.
-            identity = current
-            existing = known.dictionary
-            existingFormat = known.format
-        } else {
-            let read: (data: Data, identity: POSIXFile.Identity)?
-            do {
-                read = try POSIXFile.read(target, followingLinks: false)
-            } catch {
-                throw SettingsError(.invalidFile, path: target, detail: "not saved: \(error)")
-            }
-            if let read {
-                identity = read.identity
-                switch SettingsFile.parse(read.data, at: target) {
-                case .success(let (dictionary, detected)):
-                    existing = dictionary
-                    existingFormat = detected
-                case .failure(let problem):
-                    malformed = problem
-                }
-            }
+        let file: PlistFile.Target
+        do {
+            file = try PlistFile.target(of: path)
+        } catch {
+            throw SettingsError(.invalidFile, path: path, detail: "not saved: \(error)")
         }
-        let (dictionary, memory) = try ModelArchive<Self>.saving(self, over: existing, memory: remembered, source: target)
+        let target = file.path
+        let remembered = ModelFiles.memory(for: path, as: Self.self)
+        if file.isThroughLink {
+            // Nothing is created beside a file a link leads to (not even the lock) before it is
+            // known to be a property list.
+            _ = try ModelFiles.readExisting(file, remembered: remembered?.file)
+        }
+        try SettingsFile.createDirectory(of: target)
+        let lock = try ModelFiles.lock(target)
+        // A model file is not a settings domain: a lock file this save had to create is removed
+        // again, while still held (every taker of the lock checks it still holds the file there).
+        defer { lock.release(removingFile: lock.created) }
+        // Under the lock: what is stored now, which another process may have saved since.
+        let (identity, existing, existingFormat, malformed) = try ModelFiles.readExisting(file, remembered: remembered?.file)
+        let changedElsewhere = remembered?.file != nil && remembered?.file?.identity != identity
+        let (dictionary, memory) = try ModelArchive<Self>.saving(
+            self, over: existing, memory: remembered, source: target, changedElsewhere: changedElsewhere)
         // XML asked for by name is XML or an error; a file that is XML by default or by its
         // existing format becomes binary when XML cannot carry a value (as the store's file does).
         let bytes: Data
@@ -88,6 +81,7 @@ extension SettingsModel {
                 SettingsDiagnostics.report(SettingsDiagnostic(.fileError, SettingsFile.binaryFallbackMessage(target, reason)))
             }
         }
+        try SettingsFile.checkSize(bytes, limit: PlistFile.maximumSize, for: target)
         if let identity, var problem = malformed {
             let destination: String?
             do {
@@ -103,10 +97,9 @@ extension SettingsModel {
             problem.append(detail: "moved aside to \(destination); the model was written in its place")
             SettingsDiagnostics.report(SettingsDiagnostic(.fileError, problem.description))
         }
-        try SettingsFile.createDirectory(of: target)
-        let newIdentity: POSIXFile.Identity
+        let newIdentity: PlistFile.Identity
         do {
-            newIdentity = try POSIXFile.replace(
+            newIdentity = try PlistFile.replace(
                 target, with: bytes, permissions: identity?.permissions ?? 0o600, owner: identity?.owner)
         } catch {
             throw SettingsError(.invalidFile, path: target, detail: "not saved: \(error)")
@@ -132,13 +125,15 @@ extension SettingsModel {
     ///   migration fails.
     public static func load(from url: URL) throws(SettingsError) -> Self {
         let path = url.path
-        let data: Data
-        let identity: POSIXFile.Identity
+        let data: [UInt8]
+        let identity: PlistFile.Identity
         do {
-            guard let read = try POSIXFile.read(path) else { throw SettingsError(.missingFile, path: path) }
-            data = read.data
+            guard let read = try PlistFile.read(PlistFile.target(of: path).path, followingLinks: false) else {
+                throw SettingsError(.missingFile, path: path)
+            }
+            data = read.bytes
             identity = read.identity
-        } catch let error as POSIXFile.Failure {
+        } catch let error as PlistFile.Failure {
             throw SettingsError(.invalidFile, path: path, detail: "\(error)")
         } catch let error as SettingsError {
             throw error
@@ -162,18 +157,114 @@ extension SettingsModel {
     }
 }
 
-/// What loading each model file learnt, by file and model type, so saving back loses nothing.
+/// What loading each model file learnt, by file and model type, so saving back loses nothing;
+/// and the steps of a model file's save.
+///
+/// The memory is bounded: at most ``capacity`` files, and at most ``byteCapacity`` bytes of
+/// their contents, are remembered; the least recently loaded or saved are forgotten first. A
+/// model file forgotten is saved as one never loaded in this process: it is read again, the
+/// keys the model does not know are kept, but the model's values are written as they are
+/// (values that did not decode at load are not known to be kept, and changes another process
+/// made meanwhile are not told apart from this process's).
 enum ModelFiles {
     /// How many `NAME.corrupt-*` files are kept beside a model file, as beside a settings file.
     static let quarantineLimit = PersistenceOptions().quarantineLimit
+    /// The most model files remembered at once.
+    static let capacity = 32
+    /// The most bytes of model files (as stored) remembered at once.
+    static let byteCapacity = 4 << 20
 
-    private static let memories = Mutex<[String: any Sendable]>([:])
+    private struct Entry {
+        var memory: any Sendable
+        var bytes: Int
+        var lastUse: UInt64
+    }
+
+    private struct Registry {
+        var entries: [String: Entry] = [:]
+        var bytes = 0
+        var clock: UInt64 = 0
+    }
+
+    private static let registry = Mutex(Registry())
 
     static func remember<Model: SettingsModel>(_ memory: ModelArchive<Model>.Memory, for path: String, as: Model.Type) {
-        memories.locked { $0["\(Model.self)|\(path)"] = memory }
+        let key = "\(Model.self)|\(path)"
+        let bytes = Int(clamping: memory.file?.identity.size ?? 0)
+        registry.locked { registry in
+            registry.clock += 1
+            registry.bytes -= registry.entries[key]?.bytes ?? 0
+            registry.entries[key] = Entry(memory: memory, bytes: bytes, lastUse: registry.clock)
+            registry.bytes += bytes
+            // Forget the least recently used until within bounds (the newest entry stays).
+            while registry.entries.count > capacity || (registry.bytes > byteCapacity && registry.entries.count > 1) {
+                guard let oldest = registry.entries.min(by: { $0.value.lastUse < $1.value.lastUse }) else { break }
+                registry.bytes -= oldest.value.bytes
+                registry.entries[oldest.key] = nil
+            }
+        }
     }
 
     static func memory<Model: SettingsModel>(for path: String, as: Model.Type) -> ModelArchive<Model>.Memory? {
-        memories.locked { $0["\(Model.self)|\(path)"] } as? ModelArchive<Model>.Memory
+        registry.locked { registry -> (any Sendable)? in
+            guard var entry = registry.entries["\(Model.self)|\(path)"] else { return nil }
+            registry.clock += 1
+            entry.lastUse = registry.clock
+            registry.entries["\(Model.self)|\(path)"] = entry
+            return entry.memory
+        } as? ModelArchive<Model>.Memory
+    }
+
+    /// How many files, and how many of their bytes, are remembered now.
+    static var remembered: (files: Int, bytes: Int) {
+        registry.locked { ($0.entries.count, $0.bytes) }
+    }
+
+    /// Takes the model file's lock (the store's: ``PlistFile/lockPath(for:)``), waiting at most
+    /// the store's default lock timeout for another process.
+    static func lock(_ target: String) throws(SettingsError) -> PlistFile.Lock {
+        let lockPath = PlistFile.lockPath(for: target)
+        let timeout = PersistenceOptions().lockTimeout
+        do {
+            guard let lock = try PlistFile.lock(lockPath, waitingAtMost: timeout) else {
+                throw SettingsError(.fileLocked, path: target, detail: "another process held the lock \(lockPath) for longer than \(timeout); not saved")
+            }
+            return lock
+        } catch let error as PlistFile.Failure {
+            throw SettingsError(.invalidFile, path: target, detail: "not saved: \(error)")
+        } catch let error as SettingsError {
+            throw error
+        } catch {
+            throw SettingsError(.invalidFile, path: target, detail: "not saved: \(error)")
+        }
+    }
+
+    /// What a model file holds now: its identity, dictionary and format, or the problem that
+    /// makes it malformed (a file reached through a link that is not a property list is an
+    /// error instead: it is never moved aside or replaced). A file unchanged since this process
+    /// read or wrote it (`remembered`) is not read again.
+    static func readExisting<Model: SettingsModel>(_ file: PlistFile.Target, remembered: ModelArchive<Model>.FileState?) throws(SettingsError)
+        -> (identity: PlistFile.Identity?, dictionary: PlistDictionary?, format: PlistFormat?, malformed: SettingsError?) {
+        let target = file.path
+        if let known = remembered, let current = try? PlistFile.identity(of: target), current == known.identity {
+            return (current, known.dictionary, known.format, nil)
+        }
+        let read: PlistFile.Contents?
+        do {
+            read = try PlistFile.read(target, followingLinks: false)
+        } catch {
+            throw SettingsError(.invalidFile, path: target, detail: "not saved: \(error)")
+        }
+        guard let read else { return (nil, nil, nil, nil) }
+        switch SettingsFile.parse(read.bytes, at: target) {
+        case .success(let (dictionary, detected)):
+            return (read.identity, dictionary, detected, nil)
+        case .failure(let problem) where file.isThroughLink:
+            // Never moved aside or replaced: the link may have been planted.
+            let reason = problem.underlying.map { "\($0)" } ?? problem.detail ?? "it does not parse"
+            throw SettingsError(.invalidFile, path: target, detail: "not saved: " + file.notAPropertyList(reason).operation)
+        case .failure(let problem):
+            return (read.identity, nil, nil, problem)
+        }
     }
 }

@@ -31,6 +31,10 @@ public struct SettingsChange: Hashable, Sendable, CustomStringConvertible {
         /// An external layer's values changed (a configuration provider's update: see
         /// ``SettingsStore/updateExternalLayer(named:lookup:)``).
         case provider
+        /// Not a change itself: a ``SettingsStore/changes(bufferingNewest:)`` sequence whose
+        /// consumer fell behind dropped its oldest changes; `keys` lists every key they named
+        /// (re-read them).
+        case overflow
     }
 
     /// The key paths whose effective value changed, in no particular order. A key path may name

@@ -11,29 +11,32 @@ import Synchronization
 final class SettingsObservers: Sendable {
     typealias Resolved = (value: PlistValue, layer: SettingsLayer)
 
+    /// An observer of one key path.
     struct Entry {
-        let id: Int
-        /// The key observed, or `nil` for the whole store.
-        let key: SettingsKey?
+        let key: SettingsKey
         /// The last effective value delivered (or current at registration).
         var last: Resolved?
-        /// For key observers: old and new effective values.
-        let onValue: (@Sendable (_ old: Resolved?, _ new: Resolved?) -> Void)?
-        /// For store observers: every change.
-        let onChange: (@Sendable (SettingsChange) -> Void)?
-        /// For user-layer observers: every change to the user layer, hidden or not.
-        var onUserLayer: (@Sendable (SettingsChange) -> Void)? = nil
+        /// Old and new effective values.
+        let onValue: @Sendable (_ old: Resolved?, _ new: Resolved?) -> Void
     }
 
     struct State {
-        var entries: [Entry] = []
+        /// Key observers by id; found through ``keys`` (a write costs O(observers of its key),
+        /// not O(all observers)), removed in O(1).
+        var entries: [Int: Entry] = [:]
+        /// Which key observers watch which key paths.
+        var keys = KeyPathIndex()
+        /// Store-wide observers (``add(onChange:)``) by id.
+        var storeWide: [Int: @Sendable (SettingsChange) -> Void] = [:]
+        /// User-layer observers (``add(onUserLayer:)``) by id.
+        var userLayer: [Int: @Sendable (SettingsChange) -> Void] = [:]
         var nextID = 0
         var queue: [@Sendable () -> Void] = []
         var draining = false
     }
 
     private let state = Mutex(State())
-    /// How many entries there are: writes skip all change bookkeeping while it is zero.
+    /// How many key and store observers there are: writes skip all change bookkeeping while it is zero.
     private let entryCount = Atomic<Int>(0)
 
     /// How many user-layer observers there are: writes work out which user-layer key paths
@@ -60,7 +63,8 @@ final class SettingsObservers: Sendable {
             entryCount.add(1, ordering: .sequentiallyConsistent)
             let id = h.nextID
             h.nextID += 1
-            h.entries.append(Entry(id: id, key: key, last: current(), onValue: onValue, onChange: nil))
+            h.entries[id] = Entry(key: key, last: current(), onValue: onValue)
+            h.keys.insert(id, at: key)
             return id
         }
     }
@@ -71,7 +75,7 @@ final class SettingsObservers: Sendable {
             entryCount.add(1, ordering: .sequentiallyConsistent)
             let id = h.nextID
             h.nextID += 1
-            h.entries.append(Entry(id: id, key: nil, last: nil, onValue: nil, onChange: onChange))
+            h.storeWide[id] = onChange
             return id
         }
     }
@@ -82,21 +86,29 @@ final class SettingsObservers: Sendable {
             userLayerCount.add(1, ordering: .sequentiallyConsistent)
             let id = h.nextID
             h.nextID += 1
-            h.entries.append(Entry(id: id, key: nil, last: nil, onValue: nil, onChange: nil, onUserLayer: onUserLayer))
+            h.userLayer[id] = onUserLayer
             return id
         }
     }
 
-    /// Removes an observer; callbacks already queued for it may still run once.
+    /// Removes an observer (O(1) for store-wide ones, O(key depth) for key observers); callbacks
+    /// already queued for it may still run once.
     func remove(_ id: Int) {
-        let removed: Entry? = state.locked { h in
-            guard let i = h.entries.firstIndex(where: { $0.id == id }) else { return nil }
-            if h.entries[i].onUserLayer != nil {
-                userLayerCount.subtract(1, ordering: .releasing)
-            } else {
+        let removed: Any? = state.locked { h -> Any? in
+            if let entry = h.entries.removeValue(forKey: id) {
+                h.keys.remove(id, at: entry.key)
                 entryCount.subtract(1, ordering: .releasing)
+                return entry
             }
-            return h.entries.remove(at: i)
+            if let callback = h.storeWide.removeValue(forKey: id) {
+                entryCount.subtract(1, ordering: .releasing)
+                return callback
+            }
+            if let callback = h.userLayer.removeValue(forKey: id) {
+                userLayerCount.subtract(1, ordering: .releasing)
+                return callback
+            }
+            return nil
         }
         _ = removed  // released here, outside the lock: its closures may own anything
     }
@@ -104,7 +116,9 @@ final class SettingsObservers: Sendable {
     /// The number of observers, for tests and descriptions.
     var count: Int { entryCount.load(ordering: .acquiring) }
 
-    /// Announces that the effective values at `keys` changed, and delivers the callbacks.
+    /// Announces that the effective values at `keys` changed, and delivers the callbacks:
+    /// store-wide observers first, then the observers of the keys concerned, each group in the
+    /// order they were added.
     ///
     /// - Parameters:
     ///   - keys: key paths whose effective value changed.
@@ -114,21 +128,20 @@ final class SettingsObservers: Sendable {
         guard isActive, !keys.isEmpty else { return }
         let change = SettingsChange(keys: keys, origin: origin)
         let batch: [@Sendable () -> Void] = state.locked { h in
-            var related: [(index: Int, key: SettingsKey)] = []
-            for (i, entry) in h.entries.enumerated() {
-                if let key = entry.key {
-                    if change.affects(key) { related.append((i, key)) }
-                } else if let onChange = entry.onChange {
-                    h.queue.append { onChange(change) }
-                }
+            for id in h.storeWide.keys.sorted() {
+                if let onChange = h.storeWide[id] { h.queue.append { onChange(change) } }
             }
-            if !related.isEmpty {
-                let values = resolve(related.map(\.key))
-                for (item, new) in zip(related, values) {
-                    let old = h.entries[item.index].last
+            let ids = h.keys.observers(relatedTo: keys)
+            if !ids.isEmpty {
+                let related = ids.compactMap { id in h.entries[id].map { (id, $0.key) } }
+                let values = resolve(related.map(\.1))
+                for ((id, _), new) in zip(related, values) {
+                    guard let entry = h.entries[id] else { continue }
+                    let old = entry.last
                     guard old?.value != new?.value else { continue }
-                    h.entries[item.index].last = new
-                    if let onValue = h.entries[item.index].onValue { h.queue.append { onValue(old, new) } }
+                    h.entries[id]?.last = new
+                    let onValue = entry.onValue
+                    h.queue.append { onValue(old, new) }
                 }
             }
             return takeQueue(&h)
@@ -142,8 +155,8 @@ final class SettingsObservers: Sendable {
         guard watchesUserLayer, !keys.isEmpty else { return }
         let change = SettingsChange(keys: keys, origin: origin)
         let batch = state.locked { h -> [@Sendable () -> Void] in
-            for entry in h.entries {
-                if let onUserLayer = entry.onUserLayer { h.queue.append { onUserLayer(change) } }
+            for id in h.userLayer.keys.sorted() {
+                if let onUserLayer = h.userLayer[id] { h.queue.append { onUserLayer(change) } }
             }
             return takeQueue(&h)
         }
@@ -212,4 +225,86 @@ public final class SettingsObservation: Sendable, Hashable {
 
     public static func == (lhs: SettingsObservation, rhs: SettingsObservation) -> Bool { lhs === rhs }
     public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
+}
+
+/// Key observers by the key path they watch, as a tree of key components: the observers a
+/// change to a key path concerns (those of the key itself, of the namespaces above it and of
+/// the keys below it) are found in time proportional to the key's depth and their number.
+struct KeyPathIndex {
+    private struct Node {
+        var children: [String: Int] = [:]
+        var ids: Set<Int> = []
+        var parent = -1
+        var name = ""
+    }
+
+    /// Node 0 is the root (the empty key path); freed nodes are reused.
+    private var nodes = [Node()]
+    private var free: [Int] = []
+
+    /// Adds observer `id` at `key`.
+    mutating func insert(_ id: Int, at key: SettingsKey) {
+        var index = 0
+        for component in key.components {
+            if let child = nodes[index].children[component] {
+                index = child
+                continue
+            }
+            let node = Node(parent: index, name: component)
+            let child: Int
+            if let reused = free.popLast() {
+                nodes[reused] = node
+                child = reused
+            } else {
+                nodes.append(node)
+                child = nodes.count - 1
+            }
+            nodes[index].children[component] = child
+            index = child
+        }
+        nodes[index].ids.insert(id)
+    }
+
+    /// Removes observer `id` from `key`, and the nodes left with nothing below them.
+    mutating func remove(_ id: Int, at key: SettingsKey) {
+        var index = 0
+        for component in key.components {
+            guard let child = nodes[index].children[component] else { return }
+            index = child
+        }
+        nodes[index].ids.remove(id)
+        while index != 0, nodes[index].ids.isEmpty, nodes[index].children.isEmpty {
+            let parent = nodes[index].parent
+            nodes[parent].children[nodes[index].name] = nil
+            nodes[index] = Node()
+            free.append(index)
+            index = parent
+        }
+    }
+
+    /// The observers that a change to any of `keys` concerns, in the order they were added.
+    func observers(relatedTo keys: [SettingsKey]) -> [Int] {
+        var found = Set<Int>()
+        for key in keys {
+            var index = 0
+            found.formUnion(nodes[0].ids)
+            var reached = true
+            for component in key.components {
+                guard let child = nodes[index].children[component] else {
+                    reached = false
+                    break
+                }
+                index = child
+                found.formUnion(nodes[index].ids)
+            }
+            guard reached else { continue }
+            // Everything below the key (iteratively: no recursion on key depth).
+            var stack = Array(nodes[index].children.values)
+            while let next = stack.popLast() {
+                found.formUnion(nodes[next].ids)
+                stack.append(contentsOf: nodes[next].children.values)
+            }
+        }
+        return found.sorted()
+    }
 }

@@ -56,9 +56,15 @@ extension SettingsStore {
         onlyIf: (_ key: SettingsKey, _ current: PlistValue?) -> Bool = { _, _ in true }
     ) -> [SettingsKey] {
         var applied: [SettingsKey] = []
+        var refused: [SettingsError] = []
+        let sizeLimit = persistence?.maximumFileSize
         withoutActuallyEscaping(onlyIf) { onlyIf in
             replace(.user, origin: origin) { s in
                 for (key, value) in writes where !key.components.isEmpty {
+                    if let refusal = key.refusal(toStore: value, sizeLimit: sizeLimit) {
+                        refused.append(refusal)
+                        continue
+                    }
                     let current = s[.user].value(at: key.components)
                     guard onlyIf(key, current), current != value else { continue }
                     _ = s.modify(.user) { $0.setValue(value, at: key.components[...]) }
@@ -66,6 +72,9 @@ extension SettingsStore {
                     applied.append(key)
                 }
             }
+        }
+        for refusal in refused {
+            report(SettingsDiagnostic(.writeRefused, key: refusal.key, "\(refusal); this key was not applied"))
         }
         return applied
     }

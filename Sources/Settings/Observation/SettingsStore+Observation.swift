@@ -55,19 +55,43 @@ extension SettingsStore {
     }
 
     /// The changes to the store, as an asynchronous sequence (see ``onChange(_:)`` for what is
-    /// delivered). Observation starts when the property is read; the sequence ends when the
-    /// consuming task is cancelled.
+    /// delivered): ``changes(bufferingNewest:)`` with room for 1,024 unread changes.
+    ///
+    /// Observation starts when the property is read, not when iteration starts: read it before
+    /// starting the task that iterates, and no change made in between is missed. The sequence
+    /// ends when the consuming task is cancelled; dropping it stops the observation.
     ///
     /// ```swift
-    /// for await change in store.changes where change.affects("theme") {
-    ///     applyTheme()
+    /// let changes = store.changes          // observing from here
+    /// Task {
+    ///     for await change in changes where change.affects("theme") { applyTheme() }
     /// }
+    /// store["theme"] = "dark"              // delivered to the task, even if it has not started yet
     /// ```
     public nonisolated var changes: AsyncStream<SettingsChange> {
-        AsyncStream { continuation in
-            let observation = onChange { continuation.yield($0) }
-            continuation.onTermination = { _ in observation.cancel() }
-        }
+        changes(bufferingNewest: 1024)
+    }
+
+    /// The changes to the store, as an asynchronous sequence that holds at most `limit` unread
+    /// changes: a consumer that falls behind (or never reads) costs bounded memory.
+    ///
+    /// When more than `limit` changes wait, the oldest are dropped and replaced by one change
+    /// with origin ``SettingsChange/Origin/overflow`` at the front, whose keys are every key the
+    /// dropped changes named: re-read those keys when it arrives. `limit: 1` keeps only the
+    /// newest change (and the overflow marker before it).
+    ///
+    /// ```swift
+    /// for await change in store.changes(bufferingNewest: 16) {
+    ///     if change.origin == .overflow { reload(change.keys) } else { apply(change) }
+    /// }
+    /// ```
+    ///
+    /// - Parameter limit: how many unread changes are kept (at least 1).
+    /// - Returns: the sequence; observation starts now.
+    public nonisolated func changes(bufferingNewest limit: Int) -> AsyncStream<SettingsChange> {
+        let buffer = ChangeBuffer(limit: max(1, limit))
+        buffer.keep(onChange { [weak buffer] change in buffer?.push(change) })
+        return AsyncStream(unfolding: { await buffer.next() }, onCancel: { buffer.finish() })
     }
 
     /// The effective values of `key`, as an asynchronous sequence: optionally the current value
@@ -106,3 +130,96 @@ extension SettingsStore {
 
 /// The key path a setting's reads are reported under to the Observation framework.
 @usableFromInline typealias ObservedKeyPath = KeyPath<SettingsStore, PlistValue?> & Sendable
+
+/// The buffer of one ``SettingsStore/changes(bufferingNewest:)`` sequence: at most `limit`
+/// changes wait; older ones are folded into one `.overflow` change at the front.
+final class ChangeBuffer: Sendable {
+    private struct State {
+        var items: [SettingsChange] = []
+        var head = 0
+        /// Keys of the changes dropped since the consumer last read, in order, without repeats.
+        var overflow: [SettingsKey] = []
+        var overflowSet: Set<SettingsKey> = []
+        var waiter: CheckedContinuation<SettingsChange?, Never>?
+        var finished = false
+        var observation: SettingsObservation?
+    }
+
+    let limit: Int
+    private let state = Mutex(State())
+
+    init(limit: Int) {
+        self.limit = limit
+    }
+
+    /// Holds the observation that fills the buffer (cancelled with the buffer).
+    func keep(_ observation: SettingsObservation) {
+        state.locked { $0.observation = observation }
+    }
+
+    /// Adds a change, or hands it to the waiting consumer.
+    func push(_ change: SettingsChange) {
+        let waiter = state.locked { s -> CheckedContinuation<SettingsChange?, Never>? in
+            guard !s.finished else { return nil }
+            if let waiter = s.waiter {
+                s.waiter = nil
+                return waiter
+            }
+            s.items.append(change)
+            if s.items.count - s.head > limit {
+                for key in s.items[s.head].keys where s.overflowSet.insert(key).inserted { s.overflow.append(key) }
+                s.head += 1
+                if s.head >= 64 && s.head * 2 >= s.items.count {
+                    s.items.removeFirst(s.head)
+                    s.head = 0
+                }
+            }
+            return nil
+        }
+        waiter?.resume(returning: change)
+    }
+
+    /// The next change (the overflow marker first), waiting for one; `nil` once finished.
+    func next() async -> SettingsChange? {
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<SettingsChange?, Never>) in
+                let ready = state.locked { s -> SettingsChange?? in
+                    if s.finished { return .some(nil) }
+                    if !s.overflow.isEmpty {
+                        defer {
+                            s.overflow = []
+                            s.overflowSet = []
+                        }
+                        return SettingsChange(keys: s.overflow, origin: .overflow)
+                    }
+                    if s.head < s.items.count {
+                        defer { s.head += 1 }
+                        return s.items[s.head]
+                    }
+                    s.items.removeAll(keepingCapacity: true)
+                    s.head = 0
+                    s.waiter = continuation
+                    return nil
+                }
+                if let ready { continuation.resume(returning: ready) }
+            }
+        } onCancel: {
+            finish()
+        }
+    }
+
+    /// Ends the sequence and the observation.
+    func finish() {
+        let (waiter, observation) = state.locked { s -> (CheckedContinuation<SettingsChange?, Never>?, SettingsObservation?) in
+            s.finished = true
+            s.items = []
+            defer {
+                s.waiter = nil
+                s.observation = nil
+            }
+            return (s.waiter, s.observation)
+        }
+        waiter?.resume(returning: nil)
+        observation?.cancel()
+    }
+}

@@ -15,16 +15,22 @@ import Synchronization
 /// their file. Where inotify is not available, or a store's directory does not exist yet, the
 /// store is polled instead. A store's own saves are recognised by the file's identity and are
 /// not reloaded.
+///
+/// A freed store gives its watch back: its entry goes, and the directory's watch is removed
+/// (`inotify_rm_watch`) when no other store watches that directory, so the kernel's watch
+/// count returns to where it was.
 final class FileWatcher: Sendable {
     static let shared = FileWatcher()
 
     private final class Entry: Sendable {
         let name: String
         let path: String
+        let id: ObjectIdentifier
         weak let store: SettingsStore?
         init(name: String, path: String, store: SettingsStore) {
             self.name = name
             self.path = path
+            self.id = ObjectIdentifier(store)
             self.store = store
         }
     }
@@ -35,6 +41,8 @@ final class FileWatcher: Sendable {
         var threadStarted = false
         /// Stores by watch descriptor (one per directory).
         var entries: [Int32: [Entry]] = [:]
+        /// The watch descriptor of each watched store.
+        var watches: [ObjectIdentifier: Int32] = [:]
     }
 
     private let state = Mutex(State())
@@ -64,8 +72,12 @@ final class FileWatcher: Sendable {
         let mask = UInt32(IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_CREATE | IN_DELETE | IN_ATTRIB)
         let wd = inotify_add_watch(descriptor, parts.directory, mask)  // outside the lock
         guard wd >= 0 else { return false }
+        store.watched.store(true, ordering: .releasing)
         return state.locked { s in
-            s.entries[wd, default: []].removeAll { $0.store == nil || $0.store === store }
+            let id = ObjectIdentifier(store)
+            if let old = s.watches[id], old != wd { s.entries[old]?.removeAll { $0.id == id } }
+            s.watches[id] = wd
+            s.entries[wd, default: []].removeAll { $0.id == id }
             s.entries[wd, default: []].append(Entry(name: parts.name, path: path, store: store))
             if !s.threadStarted {
                 s.threadStarted = startThread()
@@ -74,6 +86,24 @@ final class FileWatcher: Sendable {
         }
         #else
         return false
+        #endif
+    }
+
+    /// Forgets a store being freed (called from its `deinit`, where weak references to it are
+    /// already `nil`): removes its entry, and the directory's watch when no other store uses it.
+    ///
+    /// A store that watches the same directory at this moment (its `inotify_add_watch` returned
+    /// the watch being removed) sees the watch end (`IN_IGNORED`), polls, and watches again.
+    func unwatch(_ id: ObjectIdentifier) {
+        #if os(Linux)
+        let (descriptor, emptied) = state.locked { s -> (Int32, Int32?) in
+            guard let wd = s.watches.removeValue(forKey: id) else { return (s.descriptor, nil) }
+            s.entries[wd]?.removeAll { $0.id == id }
+            guard s.entries[wd]?.isEmpty ?? true else { return (s.descriptor, nil) }
+            s.entries[wd] = nil
+            return (s.descriptor, wd)
+        }
+        if let emptied, descriptor >= 0 { inotify_rm_watch(descriptor, emptied) }
         #endif
     }
 
@@ -153,6 +183,7 @@ final class FileWatcher: Sendable {
                         for list in s.entries.values { touched += list.compactMap(\.store) }
                     } else if gone {
                         for entry in s.entries[event.wd] ?? [] {
+                            if s.watches[entry.id] == event.wd { s.watches[entry.id] = nil }
                             if let store = entry.store { orphaned.append((store, entry.path)) }
                         }
                         s.entries[event.wd] = nil

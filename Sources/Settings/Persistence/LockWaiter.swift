@@ -5,6 +5,7 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import SettingsPlist
 import Synchronization
 
 /// A place in the queue for a settings file's lock while another process holds it.
@@ -23,7 +24,7 @@ import Synchronization
 final class LockWaiter: Sendable {
     private enum State {
         case waiting
-        case acquired(Int32)
+        case acquired(PlistFile.Lock)
         case failed
         case abandoned
     }
@@ -40,35 +41,31 @@ final class LockWaiter: Sendable {
     init(path: String, onAcquired: @escaping @Sendable () -> Void) {
         let shared = self.shared
         let body: @Sendable () -> Void = {
-            let fd = Self.openLockFile(path)
-            guard fd >= 0 else {
-                shared.state.withLock { if case .waiting = $0 { $0 = .failed } }
-                return
-            }
-            var result: Int32
-            repeat { result = flock(fd, LOCK_EX) } while result != 0 && errno == EINTR
+            // Opens the lock file as ``PlistFile/tryLock(_:)`` does (never through a link, only
+            // a regular file) and waits in `flock`.
+            let lock = try? PlistFile.waitForLock(path)
             let keep = shared.state.withLock { state -> Bool in
-                guard result == 0, case .waiting = state else {
+                guard let lock, case .waiting = state else {
                     if case .waiting = state { state = .failed }
                     return false
                 }
-                state = .acquired(fd)
+                state = .acquired(lock)
                 return true
             }
-            if keep { onAcquired() } else { close(fd) }
+            if keep { onAcquired() } else { lock?.release() }
         }
         Self.startThread(body)
     }
 
     deinit { abandon() }
 
-    /// The locked descriptor, once the lock is held: the caller owns it from then on (and
-    /// releases the lock by closing it). `nil` while still waiting.
-    func take() -> Int32? {
+    /// The lock, once it is held: the caller owns it from then on (and releases it). `nil`
+    /// while still waiting.
+    func take() -> PlistFile.Lock? {
         shared.state.withLock { state in
-            guard case .acquired(let fd) = state else { return nil }
+            guard case .acquired(let lock) = state else { return nil }
             state = .abandoned
-            return fd
+            return lock
         }
     }
 
@@ -81,26 +78,12 @@ final class LockWaiter: Sendable {
     /// Gives the place up: a lock already held is released at once, one acquired later is
     /// released as soon as it is.
     func abandon() {
-        let fd = shared.state.withLock { state -> Int32? in
+        let lock = shared.state.withLock { state -> PlistFile.Lock? in
             defer { state = .abandoned }
-            if case .acquired(let fd) = state { return fd }
+            if case .acquired(let lock) = state { return lock }
             return nil
         }
-        if let fd { close(fd) }
-    }
-
-    /// Opens the lock file as ``POSIXFile/tryLock(_:)`` does: never through a link, only a
-    /// regular file.
-    private static func openLockFile(_ path: String) -> Int32 {
-        var fd: Int32
-        repeat { fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY, 0o600) } while fd < 0 && errno == EINTR
-        guard fd >= 0 else { return -1 }
-        var s = stat()
-        guard fstat(fd, &s) == 0, (s.st_mode & S_IFMT) == S_IFREG else {
-            close(fd)
-            return -1
-        }
-        return fd
+        lock?.release()
     }
 
     private final class Start: Sendable {

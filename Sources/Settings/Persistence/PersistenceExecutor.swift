@@ -17,11 +17,21 @@ import Synchronization
 /// process: a busy file lock is tried without blocking and retried later (see
 /// ``SettingsStore/flush()``).
 ///
-/// One thread per file store (measured: with one thread shared by all stores, a store saving
+/// One thread per busy file store (measured: with one thread shared by all stores, a store saving
 /// 40,000 keys held up another store's `flush()` for seconds, past its lock timeout; a thread
 /// costs about 60 µs to start and no memory beyond its stack). The thread starts with the
-/// store's first job, so an in-memory store or a file store never used starts none, and ends
-/// when the store is freed.
+/// store's first job and ends when the store is freed or after ``idleLifetime`` with nothing to
+/// do (the next job starts another), so an in-memory store, a file store never used and a file
+/// store left idle hold no thread.
+///
+/// When no thread can be started (`pthread_create` fails: `RLIMIT_NPROC`, the kernel's thread
+/// limit, no memory for a stack), nothing crashes and nothing is lost; the failure is reported
+/// once through `onStartFailure`, and the queue is run by someone else until it is empty: a
+/// caller that waits (``run(_:)``: the first read, `flushNow()`, the exit hook) runs it itself;
+/// other work goes to the process's spare thread (``SpareRunner``, started while threads could
+/// still be made, once 16 stores have threads), or, when there is none, waits for the next job,
+/// which tries a thread of its own again. (Not Dispatch: its workers retry `pthread_create` in a
+/// loop on the caller's thread when it fails.)
 final class PersistenceExecutor: SerialExecutor {
     private enum Work: Sendable {
         case job(UnownedJob)
@@ -31,26 +41,44 @@ final class PersistenceExecutor: SerialExecutor {
     }
 
     private struct Queue: Sendable {
-        var items: [Work] = []
+        /// Queued work; a slot is emptied when its work is taken, so nothing it captured (the
+        /// store itself, often) is kept alive by the queue.
+        var items: [Work?] = []
         var head = 0
+        /// Whether a runner (the executor's thread, or a borrowed worker) owns the queue.
         var started = false
+        /// Whether the store is gone (no runner is started again).
+        var stopped = false
         /// Blocks to run once their time comes, soonest last.
         var timers: [(deadline: UInt64, body: @Sendable () -> Void)] = []
     }
 
+    /// How many executor threads run now, in the process.
+    static let threads = Atomic<Int>(0)
+
+    /// How long the thread waits for work before it ends (the next job starts a new one).
+    static let idleLifetime: Duration = .seconds(10)
+
     private let queue = Mutex(Queue())
     /// Counts queued items; the thread waits on it.
     private let wake = DispatchSemaphore(value: 0)
-    /// The thread's identity, once it runs (0 before).
+    /// The identity of the thread running the queue now (0 when none does).
     private let thread = Atomic<UInt>(0)
+    /// Whether a failure to start a thread was reported already (reported once per store).
+    private let startFailureReported = Atomic<Bool>(false)
+    /// Told (once) when no thread could be started; set by the store.
+    let onStartFailure = Mutex<(@Sendable (_ error: Int32) -> Void)?>(nil)
 
     init() {}
 
-    /// Ends the thread (if it started) once the work queued so far is done. Called when the store
+    /// Ends the thread (if it runs) once the work queued so far is done. Called when the store
     /// is freed.
     func stop() {
-        let started = queue.locked { $0.started }
-        if started { push(.stop) }
+        let running = queue.locked { q -> Bool in
+            q.stopped = true
+            return q.started
+        }
+        if running { push(.stop) }
     }
 
     func enqueue(_ job: consuming ExecutorJob) {
@@ -62,12 +90,12 @@ final class PersistenceExecutor: SerialExecutor {
     }
 
     /// Called by the runtime when isolation to a store is assumed outside a task (for example by
-    /// ``run(_:)``): only the executor's own thread is isolated.
+    /// ``run(_:)``): only the thread running the executor's queue is isolated.
     func checkIsolated() {
         precondition(isCurrent, "settings persistence ran outside its executor thread")
     }
 
-    /// Whether the calling thread is the executor's thread.
+    /// Whether the calling thread is the one running the executor's queue.
     var isCurrent: Bool {
         let id = thread.load(ordering: .acquiring)
         return id != 0 && id == Self.currentThreadID()
@@ -82,11 +110,12 @@ final class PersistenceExecutor: SerialExecutor {
         if isCurrent { return try body() }
         let result = Mutex<Result<T, E>?>(nil)
         let done = DispatchSemaphore(value: 0)
-        push(.block {
+        let runHere = push(.block {
             let outcome = Result { () throws(E) -> T in try body() }
             result.locked { $0 = outcome }
             done.signal()
-        })
+        }, callerWaits: true)
+        if runHere { runBorrowed() }
         done.wait()
         // The block always stores a result before signalling.
         guard let outcome = result.locked({ $0 }) else { preconditionFailure("executor block finished without a result") }
@@ -98,21 +127,37 @@ final class PersistenceExecutor: SerialExecutor {
     func runAndWait(_ body: @escaping @Sendable () -> Void) {
         if isCurrent { return body() }
         let done = DispatchSemaphore(value: 0)
-        push(.block {
+        let runHere = push(.block {
             body()
             done.signal()
-        })
+        }, callerWaits: true)
+        if runHere { runBorrowed() }
         done.wait()
     }
 
-    private func push(_ work: Work) {
+    /// Runs `body` on the executor thread without waiting for it (inline when already there).
+    func submit(_ body: @escaping @Sendable () -> Void) {
+        if isCurrent { return body() }
+        push(.block(body))
+    }
+
+    /// Queues `work`, starting a runner if none owns the queue. Returns `true` when no runner
+    /// could be started and `callerWaits`: the caller then runs the queue itself.
+    @discardableResult
+    private func push(_ work: Work, callerWaits: Bool = false) -> Bool {
         let start = queue.locked { q -> Bool in
             q.items.append(work)
-            defer { q.started = true }
-            return !q.started
+            return Self.claim(&q)
         }
-        if start { startThread() }
         wake.signal()
+        return start && !startRunner(callerWaits: callerWaits)
+    }
+
+    /// Takes the queue for a new runner when none owns it (and the store is not gone).
+    private static func claim(_ q: inout Queue) -> Bool {
+        guard !q.started, !q.stopped || !q.items.isEmpty else { return false }
+        q.started = true
+        return true
     }
 
     /// Runs `body` on the executor thread once `delay` has passed, without a task and without
@@ -125,70 +170,127 @@ final class PersistenceExecutor: SerialExecutor {
         let start = queue.locked { q -> Bool in
             q.timers.append((deadline, body))
             q.timers.sort { $0.deadline > $1.deadline }
-            defer { q.started = true }
-            return !q.started
+            return Self.claim(&q)
         }
-        if start { startThread() }
         wake.signal()  // the loop recomputes how long to wait
+        if start { _ = startRunner(callerWaits: false) }
     }
 
-    private func pop() -> Work {
-        while true {
-            // Wait for work or for the soonest timer; a timer that is due runs as a block.
-            let due = queue.locked { q -> (Work?, UInt64?) in
-                guard let soonest = q.timers.last else { return (nil, nil) }
+    /// What the runner does next.
+    private enum Next {
+        case work(Work)
+        /// Wait for a signal, until the deadline if there is one.
+        case wait(until: UInt64?)
+        /// Nothing to do: the runner gave the queue up.
+        case end
+    }
+
+    /// The next piece of work: a queued item, else a timer that is due, else how long to wait.
+    /// A runner that finds nothing to do gives the queue up (under the lock, so a concurrent push
+    /// starts a new runner) when the store is gone, when `idle` (the thread waited its idle
+    /// lifetime), or when `borrowed` and only timers not yet due are left.
+    private func next(idle: Bool, borrowed: Bool) -> Next {
+        queue.locked { q -> Next in
+            if q.head < q.items.count {
+                let work = q.items[q.head]
+                q.items[q.head] = nil
+                q.head += 1
+                if q.head >= 64 && q.head * 2 >= q.items.count {
+                    q.items.removeFirst(q.head)
+                    q.head = 0
+                }
+                if let work { return .work(work) }
+            }
+            if !q.stopped, let soonest = q.timers.last {
                 if soonest.deadline <= DispatchTime.now().uptimeNanoseconds {
                     q.timers.removeLast()
-                    return (.block(soonest.body), nil)
+                    return .work(.block(soonest.body))
                 }
-                return (nil, soonest.deadline)
+                if !borrowed { return .wait(until: soonest.deadline) }
+            } else if !q.stopped && !idle && !borrowed {
+                return .wait(until: nil)
             }
-            if let work = due.0 { return work }
-            if let deadline = due.1 {
-                guard wake.wait(timeout: DispatchTime(uptimeNanoseconds: deadline)) == .success else { continue }
-            } else {
-                wake.wait()
-            }
-            // A signal from `schedule` has no item: loop to look at the timers again.
-            if let work = takeItem() { return work }
+            if q.stopped { q.timers.removeAll() }
+            q.started = false
+            thread.store(0, ordering: .releasing)
+            return .end
         }
     }
 
-    private func takeItem() -> Work? {
-        queue.locked { q in
-            guard q.head < q.items.count else { return nil }
-            let work = q.items[q.head]
-            q.head += 1
-            if q.head >= 64 && q.head * 2 >= q.items.count {
-                q.items.removeFirst(q.head)
-                q.head = 0
-            }
-            return work
+    /// Starts a runner for the queue just claimed: the executor's thread, else the spare
+    /// thread. Returns `false` when neither could take it and `callerWaits` (the caller runs it);
+    /// otherwise a queue nobody runs is released, for the next job to try again.
+    private func startRunner(callerWaits: Bool) -> Bool {
+        let error = startThread()
+        guard error != 0 else { return true }
+        if !startFailureReported.exchange(true, ordering: .acquiringAndReleasing) {
+            let report = onStartFailure.locked { $0 }
+            report?(error)
         }
+        if callerWaits { return false }
+        if SpareRunner.shared.take(self) { return true }
+        queue.locked { $0.started = false }
+        return true
     }
 
-    private func startThread() {
+    /// Starts the executor's thread; returns `pthread_create`'s error (0 when it started).
+    private func startThread() -> Int32 {
         var handle = pthread_t()
         // The thread holds the executor until it stops.
         let context = Unmanaged.passRetained(self).toOpaque()
         let created = pthread_create(&handle, nil, { context in
             guard let context else { return nil }
             let executor = Unmanaged<PersistenceExecutor>.fromOpaque(context).takeRetainedValue()
+            if PersistenceExecutor.threads.add(1, ordering: .relaxed).newValue == SpareRunner.threshold {
+                SpareRunner.shared.prepare()
+            }
             executor.runLoop()
+            PersistenceExecutor.threads.subtract(1, ordering: .relaxed)
             return nil
         }, context)
-        precondition(created == 0, "cannot start the settings persistence thread (error \(created))")
+        guard created == 0 else {
+            Unmanaged<PersistenceExecutor>.fromOpaque(context).release()
+            return created
+        }
         pthread_detach(handle)
+        return 0
     }
 
+    /// The executor's own thread: runs work as it comes, waits for timers, and ends when the
+    /// store is gone or after ``idleLifetime`` with nothing to do.
     private func runLoop() {
         thread.store(Self.currentThreadID(), ordering: .releasing)
         let executor = asUnownedSerialExecutor()
+        let lifetime = UInt64(Self.idleLifetime.components.seconds) * 1_000_000_000
+        var idle = false
         while true {
-            switch pop() {
-            case .job(let job): job.runSynchronously(on: executor)
-            case .block(let body): body()
-            case .stop: return
+            switch next(idle: idle, borrowed: false) {
+            case .work(.job(let job)): job.runSynchronously(on: executor)
+            case .work(.block(let body)): body()
+            case .work(.stop): break  // the loop ends once nothing queued is left
+            case .wait(let deadline):
+                let limit = deadline ?? DispatchTime.now().uptimeNanoseconds + lifetime
+                idle = wake.wait(timeout: DispatchTime(uptimeNanoseconds: limit)) == .timedOut && deadline == nil
+                continue
+            case .end:
+                return
+            }
+            idle = false
+        }
+    }
+
+    /// Runs the queue on a borrowed thread (the caller's or the spare's, when no thread of its
+    /// own could be started) until nothing is queued; timers not yet due wait for the next job.
+    func runBorrowed() {
+        thread.store(Self.currentThreadID(), ordering: .releasing)
+        let executor = asUnownedSerialExecutor()
+        while true {
+            switch next(idle: true, borrowed: true) {
+            case .work(.job(let job)): job.runSynchronously(on: executor)
+            case .work(.block(let body)): body()
+            case .work(.stop), .wait: continue
+            case .end:
+                return
             }
         }
     }
@@ -199,5 +301,60 @@ final class PersistenceExecutor: SerialExecutor {
         #else
         UInt(pthread_self())
         #endif
+    }
+}
+
+/// The process's spare persistence thread: runs the queue of a store whose own thread could not
+/// be started. It is started while threads can still be made (when the 16th store thread
+/// starts), so that a resource limit reached later leaves one thread to fall back on.
+final class SpareRunner: Sendable {
+    static let shared = SpareRunner()
+    /// How many store threads run when the spare is started.
+    static let threshold = 16
+
+    private struct State {
+        var waiting: [PersistenceExecutor] = []
+        var started = false
+    }
+
+    private let state = Mutex(State())
+    private let wake = DispatchSemaphore(value: 0)
+
+    /// Starts the spare thread if it is not running (once per process).
+    func prepare() {
+        let start = state.locked { s -> Bool in
+            defer { s.started = true }
+            return !s.started
+        }
+        guard start else { return }
+        var handle = pthread_t()
+        let created = pthread_create(&handle, nil, { _ in
+            SpareRunner.shared.serve()
+            return nil
+        }, nil)
+        if created == 0 {
+            pthread_detach(handle)
+        } else {
+            state.locked { $0.started = false }
+        }
+    }
+
+    /// Has the spare thread run `executor`'s queue; `false` when there is no spare thread.
+    func take(_ executor: PersistenceExecutor) -> Bool {
+        let taken = state.locked { s -> Bool in
+            guard s.started else { return false }
+            s.waiting.append(executor)
+            return true
+        }
+        if taken { wake.signal() }
+        return taken
+    }
+
+    private func serve() {
+        while true {
+            wake.wait()
+            let executor = state.locked { s -> PersistenceExecutor? in s.waiting.isEmpty ? nil : s.waiting.removeFirst() }
+            executor?.runBorrowed()
+        }
     }
 }

@@ -26,14 +26,14 @@ struct SettingsFile {
     /// The format to write: the existing file's, else the store's.
     var format: PlistFormat
     /// The identity and contents of the file as this process last read or wrote it.
-    var known: POSIXFile.Identity?
+    var known: PlistFile.Identity?
     var contents = PlistDictionary()
     /// The problem found when the file was last loaded, if any.
     var loadError: SettingsError?
     /// Where a corrupt file was moved, if it was.
     var movedAside: URL?
     /// The identity of a malformed or unusable file already reported (so it is reported once).
-    var reported: POSIXFile.Identity?
+    var reported: PlistFile.Identity?
     /// A malformed file seen at a save, and when: it is moved aside only if it is still the same
     /// and still malformed after ``PersistenceOptions/settleDelay`` (an editor may be halfway
     /// through rewriting it in place).
@@ -42,7 +42,7 @@ struct SettingsFile {
     /// A malformed file seen at a save, and since when: moved aside only if still malformed
     /// after the settle delay.
     struct Suspect {
-        var identity: POSIXFile.Identity
+        var identity: PlistFile.Identity
         var since: ContinuousClock.Instant
     }
     /// This store's place in the queue for the lock while another process holds it (see
@@ -67,11 +67,22 @@ struct SettingsFile {
         self.options = options
     }
 
-    /// Where the file really is (through symbolic links) and its lock beside it.
+    /// Where the file really is, by the link rule (``PlistFile/target(of:)``: only the user's
+    /// own links are followed), and its lock beside it.
+    func resolved() throws(SettingsError) -> (file: PlistFile.Target, lock: String) {
+        do {
+            let target = try PlistFile.target(of: path)
+            return (target, PlistFile.lockPath(for: target.path))
+        } catch {
+            throw SettingsError(.invalidFile, path: path, detail: error.description)
+        }
+    }
+
+    /// The paths of ``resolved()`` for messages and watching: the path as given when the link
+    /// rule refuses it.
     var target: (path: String, lock: String) {
-        let target = POSIXFile.resolvingLinks(path)
-        let parts = PathParts(target)
-        return (target, parts.directory + "/." + parts.name + ".lock")
+        let path = (try? resolved().file.path) ?? self.path
+        return (path, PlistFile.lockPath(for: path))
     }
 
     // MARK: Reading
@@ -79,41 +90,46 @@ struct SettingsFile {
     /// What reading the file found.
     enum Read {
         case missing
-        case parsed(PlistDictionary, PlistFormat, POSIXFile.Identity)
-        case malformed(SettingsError, POSIXFile.Identity)
+        case parsed(PlistDictionary, PlistFormat, PlistFile.Identity)
+        case malformed(SettingsError, PlistFile.Identity)
         /// It exists but cannot be used: permission denied, not a regular file, too large.
         case unusable(SettingsError)
     }
 
-    /// Reads and parses the file (bounded: never blocks on a FIFO, never allocates past the size limit).
-    func read(_ target: String) -> Read {
-        let read: (data: Data, identity: POSIXFile.Identity)?
+    /// Reads and parses the file (bounded: never blocks on a FIFO, never allocates past the size
+    /// limit). A file reached through a link that is not a property list is unusable, never
+    /// malformed: it is never moved aside or replaced.
+    func read(_ target: PlistFile.Target) -> Read {
+        let read: PlistFile.Contents?
         do {
-            read = try POSIXFile.read(target, limit: options.maximumFileSize, followingLinks: false)
+            read = try PlistFile.read(target.path, limit: options.maximumFileSize, followingLinks: false)
         } catch {
-            return .unusable(SettingsError(.invalidFile, path: target, detail: error.description))
+            return .unusable(SettingsError(.invalidFile, path: target.path, detail: error.description))
         }
         guard let read else { return .missing }
-        switch parse(read.data, at: target) {
+        switch parse(read.bytes, at: target.path) {
         case .success(let (dictionary, format)): return .parsed(dictionary, format, read.identity)
+        case .failure(let problem) where target.isThroughLink:
+            let reason = problem.underlying.map { "\($0)" } ?? problem.detail ?? "it does not parse"
+            return .unusable(SettingsError(.invalidFile, path: target.path, detail: target.notAPropertyList(reason).operation))
         case .failure(let problem): return .malformed(problem, read.identity)
         }
     }
 
     /// Parses file contents: a dictionary and its format, or an error naming the file and the
     /// line and column (XML) or byte offset (binary).
-    func parse(_ data: Data, at target: String) -> Result<(PlistDictionary, PlistFormat), SettingsError> {
-        Self.parse(data, at: target)
+    func parse(_ bytes: [UInt8], at target: String) -> Result<(PlistDictionary, PlistFormat), SettingsError> {
+        Self.parse(bytes, at: target)
     }
 
     /// Parses file contents (see the instance method); model files use it too.
-    static func parse(_ data: Data, at target: String) -> Result<(PlistDictionary, PlistFormat), SettingsError> {
+    static func parse(_ bytes: [UInt8], at target: String) -> Result<(PlistDictionary, PlistFormat), SettingsError> {
         do {
-            let value = try PlistValue(decoding: data)
+            let value = try PlistValue(decoding: bytes)
             guard case .dictionary(let dictionary) = value else {
                 return .failure(SettingsError(.invalidFile, path: target, detail: "the root is \(value.typeNameWithArticle), expected a dictionary"))
             }
-            return .success((dictionary, PlistFormat.detect(data)))
+            return .success((dictionary, PlistFormat.detect(bytes)))
         } catch {
             return .failure(SettingsError(.invalidFile, path: target, underlying: error.inFile(target)))
         }
@@ -123,7 +139,16 @@ struct SettingsFile {
     /// cannot be used or parsed is reported, kept in ``loadError``, and left exactly as it is
     /// (a malformed one is moved aside only when a save would replace it, see ``save``).
     mutating func load() -> PlistDictionary {
-        let target = self.target.path
+        let target: PlistFile.Target
+        do {
+            target = try resolved().file
+        } catch {
+            var problem = error
+            problem.append(detail: "using defaults, and the file will not be written")
+            loadError = problem
+            diagnostics.append(SettingsDiagnostic(.fileError, problem.description))
+            return PlistDictionary()
+        }
         switch read(target) {
         case .missing:
             return PlistDictionary()
@@ -183,15 +208,23 @@ struct SettingsFile {
             lockWaiter = nil  // a place in the lock's queue is not needed any more
             return .nothing
         }
-        let (target, lockPath) = self.target
+        let (file, lockPath) = try resolved()
+        let target = file.path
+        if file.isThroughLink, known == nil || (try? PlistFile.identity(of: target)) != known,
+           case .unusable(var problem) = read(file) {
+            // Nothing is created beside a file a link leads to (not even the lock) before it is
+            // known to be a property list.
+            problem.append(detail: "not saved; the changes are kept in memory")
+            throw problem
+        }
         try Self.createDirectory(of: target)
-        let lock: Int32
+        let lock: PlistFile.Lock
         if let held = lockWaiter?.take() {
             lock = held
             lockWaiter = nil
         } else {
             do {
-                guard let taken = try POSIXFile.tryLock(lockPath) else {
+                guard let taken = try PlistFile.tryLock(lockPath) else {
                     if lockWaiter == nil || lockWaiter?.hasFailed == true {
                         lockWaiter = LockWaiter(path: lockPath, onAcquired: onLockAcquired)
                     }
@@ -203,19 +236,19 @@ struct SettingsFile {
                 throw SettingsError(.invalidFile, path: target, detail: "not saved: \(error)")
             }
         }
-        defer { POSIXFile.unlock(lock) }
+        defer { lock.release() }
         if !sweptLeftovers {
             // Temporary files exist only while a writer holds the lock: any seen now were left
             // by a writer that was killed mid-save.
             sweptLeftovers = true
-            removeLeftoverTemporaryFiles(target)
+            PlistFile.removeLeftoverTemporaryFiles(beside: target)
         }
         var base: PlistDictionary? = PlistDictionary()  // a file removed meanwhile: only our changes go back
-        var permissions: mode_t = 0o600
-        var owner: POSIXFile.Owner?
-        let current: POSIXFile.Identity?
+        var permissions: UInt32 = 0o600
+        var owner: PlistFile.Owner?
+        let current: PlistFile.Identity?
         do {
-            current = try POSIXFile.identity(of: target)
+            current = try PlistFile.identity(of: target)
         } catch {
             throw SettingsError(.invalidFile, path: target, detail: "not saved: \(error)")
         }
@@ -225,7 +258,7 @@ struct SettingsFile {
             if current == known {
                 base = contents
             } else {
-                switch read(target) {
+                switch read(file) {
                 case .missing:
                     break
                 case .parsed(let dictionary, let format, _):
@@ -259,8 +292,9 @@ struct SettingsFile {
                 }
             }
             let bytes = try encode(merged, for: target)
+            try Self.checkSize(bytes, limit: options.maximumFileSize, for: target)
             do {
-                known = try POSIXFile.replace(target, with: bytes, permissions: permissions, owner: owner)
+                known = try PlistFile.replace(target, with: bytes, permissions: permissions, owner: owner)
             } catch {
                 throw SettingsError(.invalidFile, path: target, detail: "not saved: \(error)")
             }
@@ -284,6 +318,14 @@ struct SettingsFile {
             diagnostics.append(SettingsDiagnostic(.fileError, Self.binaryFallbackMessage(target, reason)))
         }
         return encoded.bytes
+    }
+
+    /// Refuses to write more than `limit` bytes: a file this process (or the next) would then
+    /// refuse to load. Shared by the store's file and model files.
+    static func checkSize(_ bytes: Data, limit: Int, for target: String) throws(SettingsError) {
+        guard bytes.count <= limit else {
+            throw SettingsError(.invalidFile, path: target, detail: "not saved: \(PlistFile.tooLarge(bytes.count, limit: limit).operation), so it could not be loaded again")
+        }
     }
 
     /// `dictionary` as `format`; when that is XML and XML cannot carry a value in it, as binary
@@ -312,7 +354,7 @@ struct SettingsFile {
     /// Moves a malformed file to `NAME.corrupt-<UTC timestamp>` beside it (the lock is held and
     /// it is still the file that was read), keeps at most ``PersistenceOptions/quarantineLimit``
     /// such files, and reports it.
-    private mutating func quarantine(_ target: String, _ identity: POSIXFile.Identity, _ problem: SettingsError) throws(SettingsError) {
+    private mutating func quarantine(_ target: String, _ identity: PlistFile.Identity, _ problem: SettingsError) throws(SettingsError) {
         var problem = problem
         do {
             guard let destination = try Self.moveAside(malformed: target, identity, keeping: options.quarantineLimit) else { return }
@@ -331,16 +373,17 @@ struct SettingsFile {
     /// files are quarantined the same way.
     ///
     /// - Returns: where it went, or `nil` when the file changed since it was read (not moved).
-    static func moveAside(malformed target: String, _ identity: POSIXFile.Identity, keeping limit: Int) throws(POSIXFile.Failure) -> String? {
-        guard try POSIXFile.identity(of: target) == identity else { return nil }
+    static func moveAside(malformed target: String, _ identity: PlistFile.Identity, keeping limit: Int) throws(PlistFile.Failure) -> String? {
+        guard try PlistFile.identity(of: target) == identity else { return nil }
         var destination = target + ".corrupt-" + timestamp()
         // Two in the same millisecond: never rename over one already moved aside.
         var n = 1
-        while (try? POSIXFile.identity(of: destination)) != nil {
+        while (try? PlistFile.identity(of: destination)) != nil {
             n += 1
             destination = target + ".corrupt-" + timestamp() + "-\(n)"
         }
-        try POSIXFile.moveAside(target, to: destination)
+        guard rename(target, destination) == 0 else { throw PlistFile.Failure("cannot move the file aside") }
+        PlistFile.syncDirectory(PlistFile.directory(of: target))
         pruneQuarantine(target, keeping: max(1, limit))
         return destination
     }
@@ -370,16 +413,6 @@ struct SettingsFile {
             + "\(two(parts.tm_hour))\(two(parts.tm_min))\(two(parts.tm_sec)).\(ms)Z"
     }
 
-    /// Removes `.NAME.tmp-*` files beside the file (call with the lock held).
-    private func removeLeftoverTemporaryFiles(_ target: String) {
-        let parts = PathParts(target)
-        let prefix = "." + parts.name + ".tmp-"
-        guard let names = try? FileManager.default.contentsOfDirectory(atPath: parts.directory) else { return }
-        for name in names where name.hasPrefix(prefix) {
-            unlink(parts.directory + "/" + name)
-        }
-    }
-
     /// Creates the file's directory (owner-only) when it is missing; model files use it too.
     static func createDirectory(of target: String) throws(SettingsError) {
         let directory = PathParts(target).directory
@@ -405,12 +438,13 @@ struct SettingsFile {
     /// A file that is missing reads as empty; one that does not parse or cannot be used is
     /// reported once and ignored until it changes again (the values in memory stay).
     mutating func reloadIfChanged<R>(reconcile: (PlistDictionary) -> R) -> R? {
-        let target = self.target.path
-        let current: POSIXFile.Identity?
+        let target: PlistFile.Target
+        let current: PlistFile.Identity?
         do {
-            current = try POSIXFile.identity(of: target)
+            target = try resolved().file
+            current = try PlistFile.identity(of: target.path)
         } catch {
-            return nil  // unexaminable for now: look again next time
+            return nil  // unexaminable (or a link not followed) for now: look again next time
         }
         if current == known { return nil }
         switch read(target) {
@@ -451,5 +485,16 @@ extension SettingsError {
     /// Adds words to ``detail``, after any already there.
     mutating func append(detail more: String) {
         detail = detail.map { "\($0); \(more)" } ?? more
+    }
+}
+
+/// Splits a path into its directory and last component.
+struct PathParts {
+    let directory: String
+    let name: String
+
+    init(_ path: String) {
+        directory = PlistFile.directory(of: path)
+        name = PlistFile.name(of: path)
     }
 }

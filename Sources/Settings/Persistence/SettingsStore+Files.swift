@@ -38,11 +38,12 @@ public struct PersistenceOptions: Hashable, Sendable {
     ///
     /// - Parameters:
     ///   - lockTimeout: the longest wait for another process's lock (default 2 s).
-    ///   - maximumFileSize: the largest file read (default 64 MiB).
+    ///   - maximumFileSize: the largest file read (default ``PlistFile/maximumSize``, 64 MiB,
+    ///     the limit the `settings` tool keeps too).
     ///   - settleDelay: how long a malformed file must stay as it is before it is moved aside (default 200 ms).
     ///   - quarantineLimit: how many moved-aside files are kept (default 3).
     public init(
-        lockTimeout: Duration = .seconds(2), maximumFileSize: Int = 64 << 20,
+        lockTimeout: Duration = .seconds(2), maximumFileSize: Int = PlistFile.maximumSize,
         settleDelay: Duration = .milliseconds(200), quarantineLimit: Int = 3
     ) {
         self.lockTimeout = lockTimeout
@@ -218,26 +219,6 @@ extension SettingsStore {
         }
     }
 
-    /// Saves the unsaved changes of every file store in the process (each store as ``flush()``
-    /// does), for example before a planned shutdown. Stores without unsaved changes are skipped.
-    ///
-    /// ```swift
-    /// try await SettingsStore.flushAll()
-    /// ```
-    ///
-    /// - Throws: the first ``SettingsError`` met; the other stores are still flushed.
-    public static func flushAll() async throws(SettingsError) {
-        var first: SettingsError?
-        for store in PendingSaves.all() {
-            do {
-                try await store.flush()
-            } catch {
-                if first == nil { first = error }
-            }
-        }
-        if let first { throw first }
-    }
-
     // MARK: Status
 
     /// The problem found when the file was loaded: malformed or unusable, or moved aside since.
@@ -319,8 +300,20 @@ extension SettingsStore {
     }
 
     /// Sends `diagnostic` to this store's handler, or the process-wide one (never call it with a
-    /// lock held).
+    /// lock held). A type mismatch is sent once per stored value: reading the same mismatched
+    /// value again (another setting of the key, a reload that did not change it) says nothing
+    /// new; a new value at the key is reported again.
     @usableFromInline nonisolated func report(_ diagnostic: SettingsDiagnostic) {
+        if diagnostic.kind == .typeMismatch, let key = diagnostic.key {
+            let stored = withState { $0.resolve(key)?.value }
+            let isNew = reportedMismatches.locked { reported -> Bool in
+                let record = ReportedMismatch(message: diagnostic.message, value: stored)
+                guard reported[key] != record else { return false }
+                reported[key] = record
+                return true
+            }
+            guard isNew else { return }
+        }
         if let handler = diagnosticsHandlerBox.locked({ $0.call }) {
             handler(diagnostic)
         } else {
@@ -374,8 +367,7 @@ struct Deadline {
 extension SettingsFile {
     /// The lock file beside the settings file at `path` (through symbolic links).
     static func lockPath(for path: String) -> String {
-        let parts = PathParts(POSIXFile.resolvingLinks(path))
-        return parts.directory + "/." + parts.name + ".lock"
+        PlistFile.lockPath(for: (try? PlistFile.target(of: path).path) ?? path)
     }
 }
 
@@ -505,6 +497,13 @@ extension SettingsStore {
             s.pending = false
             PendingSaves.remove(self)
         }
+    }
+
+    /// Reports that the store's persistence thread could not be started (its work runs on a
+    /// borrowed Dispatch worker meanwhile; see ``PersistenceExecutor``).
+    nonisolated func reportThreadFailure(_ error: Int32) {
+        let reason = String(cString: strerror(error))
+        report(SettingsDiagnostic(.fileError, "\(url?.path ?? "?"): cannot start the settings persistence thread (\(reason)); the file is loaded and saved on a shared worker thread until one can be started"))
     }
 
     /// Starts a save after the autosave delay (once per burst of changes).
@@ -639,40 +638,10 @@ extension SettingsStore {
     }
 }
 
-/// The file stores with unsaved changes, held strongly: a store is not freed before its changes
-/// are saved, and they are saved when the process exits normally (`exit()` or the end of
-/// `main`). A crash or `SIGKILL` skips the exit save: what `flush()` returned for is on disk
-/// regardless.
-enum PendingSaves {
-    private static let stores = Mutex<[ObjectIdentifier: SettingsStore]>([:])
-    private static let installed: Void = {
-        atexit { PendingSaves.saveAllAtExit() }
-    }()
-
-    static func add(_ store: SettingsStore) {
-        _ = installed
-        stores.locked { $0[ObjectIdentifier(store)] = store }
-    }
-
-    static func remove(_ store: SettingsStore) {
-        let removed = stores.locked { $0.removeValue(forKey: ObjectIdentifier(store)) }
-        _ = removed  // released here, outside the lock
-    }
-
-    static func all() -> [SettingsStore] {
-        stores.locked { Array($0.values) }
-    }
-
-    /// Saves every pending store, each bounded by its lock timeout.
-    private static func saveAllAtExit() {
-        for store in all() {
-            do {
-                try store.flushNow()
-            } catch {
-                store.report(SettingsDiagnostic(.fileError, "\(error) (at exit: these changes are lost)"))
-            }
-        }
-    }
+/// The type mismatch last reported for a key: the message and the value it was about.
+struct ReportedMismatch: Equatable, Sendable {
+    let message: String
+    let value: PlistValue?
 }
 
 /// A store's diagnostics handler, held in a struct so reading it never re-abstracts (and wraps)

@@ -2,38 +2,66 @@ import SettingsPlist
 
 extension PlistDictionary {
     /// The value at a key path through nested dictionaries, or `nil` if any step is missing or
-    /// is not a dictionary.
+    /// is not a dictionary. Walks the path in a loop: no recursion on the path's length.
     func value(at path: some Collection<String>) -> PlistValue? {
-        guard let first = path.first else { return nil }
-        guard let value = self[first] else { return nil }
-        let rest = path.dropFirst()
-        if rest.isEmpty { return value }
-        guard case .dictionary(let child) = value else { return nil }
-        return child.value(at: rest)
+        guard !path.isEmpty else { return nil }
+        var current = self
+        var value: PlistValue?
+        for key in path {
+            if value != nil {
+                guard case .dictionary(let child)? = value else { return nil }
+                current = child
+            }
+            value = current[key]
+            if value == nil { return nil }
+        }
+        return value
     }
 
     /// Sets (or with `nil` removes) the value at a key path, creating intermediate dictionaries.
     /// A non-dictionary value in the way is replaced by a dictionary when setting.
     ///
+    /// Walks the path in a loop (no recursion on its length): each dictionary on the way is taken
+    /// out of its parent, so it stays uniquely referenced and is changed in place, then put back.
+    ///
     /// - Returns: the previous value at the path.
     @discardableResult
     mutating func setValue(_ newValue: PlistValue?, at path: ArraySlice<String>) -> PlistValue? {
-        guard let first = path.first else { return nil }
-        let rest = path.dropFirst()
-        if rest.isEmpty { return replaceValue(newValue, forKey: first) }
-        return updateValue(forKey: first) { slot -> PlistValue? in
-            var child: PlistDictionary
-            if case .dictionary(let existing)? = slot {
-                slot = nil  // keep `child` uniquely referenced
-                child = existing
-            } else {
-                guard newValue != nil else { return nil }
+        guard let last = path.last else { return nil }
+        if path.count == 1 { return replaceValue(newValue, forKey: last) }
+        // Parents with the key their child was taken from, outermost first.
+        var parents: [(dictionary: PlistDictionary, key: String)] = []
+        parents.reserveCapacity(path.count - 1)
+        var current = self
+        self = PlistDictionary()  // `current` is now the only reference
+        var old: PlistValue?
+        var reachedEnd = true
+        for key in path.dropLast() {
+            var child: PlistDictionary?
+            current.updateValue(forKey: key) { slot in
+                if case .dictionary(let existing)? = slot {
+                    slot = .bool(false)  // drop this reference so `child` is unique; put back below
+                    child = existing
+                }
+            }
+            if child == nil {
+                guard newValue != nil else {  // nothing to remove below a missing namespace
+                    reachedEnd = false
+                    break
+                }
                 child = PlistDictionary()
             }
-            let old = child.setValue(newValue, at: rest)
-            slot = .dictionary(child)
-            return old
+            parents.append((current, key))
+            current = child ?? PlistDictionary()
         }
+        if reachedEnd { old = current.replaceValue(newValue, forKey: last) }
+        while let (parent, key) = parents.popLast() {
+            var parent = parent
+            parent[key] = .dictionary(current)
+            current = parent
+        }
+        self = current
+        return old
     }
 
     /// This dictionary laid over `lower`: keys of both, this one's values winning, and where both

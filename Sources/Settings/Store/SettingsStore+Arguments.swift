@@ -218,6 +218,10 @@ extension SettingsStore {
         var diagnostics: [SettingsDiagnostic] = []
         replace(.volatile, origin: .volatile) { s in
             for (source, key, text) in assignments {
+                if let refusal = key.refusal(toStore: nil, sizeLimit: nil) {
+                    diagnostics.append(SettingsDiagnostic(.writeRefused, key: key, "\(kind) \(source): \(refusal); ignored"))
+                    continue
+                }
                 // The type hint comes from the layers below: an earlier volatile value is no declaration.
                 var existing: PlistValue?
                 for layer in [SettingsLayer.overrides, .user, .defaults] where existing == nil {
@@ -228,6 +232,10 @@ extension SettingsStore {
                     diagnostics.append(SettingsDiagnostic(
                         .invalidOverride, key: key,
                         "\(kind) \(source): value is not a valid property-list literal (\(problem)); using it as a string"))
+                }
+                if let refusal = key.refusal(toStore: value, sizeLimit: nil) {
+                    diagnostics.append(SettingsDiagnostic(.writeRefused, key: key, "\(kind) \(source): \(refusal); ignored"))
+                    continue
                 }
                 s.modify(.volatile) { _ = $0.setValue(value, at: key.components[...]) }
             }

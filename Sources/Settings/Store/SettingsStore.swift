@@ -143,6 +143,8 @@ public actor SettingsStore {
     /// (In a struct: a function value kept directly in a `Mutex` piles up re-abstraction thunks
     /// each time it passes `inout` through `locked`, making each report slower than the last.)
     nonisolated let diagnosticsHandlerBox = Mutex(DiagnosticsHandlerSlot(call: nil))
+    /// The type mismatch last reported for each key (see ``report(_:)``).
+    nonisolated let reportedMismatches = Mutex<[SettingsKey: ReportedMismatch]>([:])
     /// Who listens to ``persistenceUpdates``.
     nonisolated let statusListeners = Mutex(StatusListeners())
     /// Persistence work owned by the store's executor.
@@ -157,8 +159,14 @@ public actor SettingsStore {
         executor.asUnownedSerialExecutor()
     }
 
+    /// Whether the file watcher holds an entry for the store (given back when it is freed).
+    nonisolated let watched = Atomic<Bool>(false)
+
+    /// A store is freed once nothing refers to it and it has no unsaved changes (until then
+    /// ``PendingSaves`` holds it): its thread ends and its file watch is removed.
     deinit {
         executor.stop()
+        if watched.load(ordering: .acquiring) { FileWatcher.shared.unwatch(ObjectIdentifier(self)) }
     }
 
     /// The format the file is written in: an existing file's own, else the one asked for.
@@ -181,6 +189,9 @@ public actor SettingsStore {
         self.storage = Mutex(State())
         self.loaded = Atomic(url == nil)
         self.status = Mutex(PersistenceStatus(format: format))
+        if url != nil {
+            executor.onStartFailure.locked { $0 = { [weak self] error in self?.reportThreadFailure(error) } }
+        }
     }
 
     /// A store that keeps everything in memory: for tests and previews.
@@ -307,6 +318,10 @@ public actor SettingsStore {
     ///
     /// - Parameter defaults: the defaults, nested dictionaries for namespaces.
     public nonisolated func register(defaults: PlistDictionary) {
+        if let refusal = defaults.nestingRefusal() {
+            report(SettingsDiagnostic(.writeRefused, key: refusal.key, "\(refusal); the defaults were not registered"))
+            return
+        }
         replace(.defaults, origin: .defaults) { $0.modify(.defaults) { $0 = defaults.merged(over: $0) } }
     }
 
@@ -314,6 +329,10 @@ public actor SettingsStore {
     ///
     /// - Parameter overrides: the override values.
     public nonisolated func addOverrides(_ overrides: PlistDictionary) {
+        if let refusal = overrides.nestingRefusal() {
+            report(SettingsDiagnostic(.writeRefused, key: refusal.key, "\(refusal); the overrides were not added"))
+            return
+        }
         replace(.overrides, origin: .overrides) { $0.modify(.overrides) { $0 = overrides.merged(over: $0) } }
     }
 
@@ -351,6 +370,10 @@ public actor SettingsStore {
     /// The one single-key write path: changes one key of one layer, bumps the generation, and
     /// announces the change when the key's effective value changed.
     nonisolated func change(_ layer: SettingsLayer, key: SettingsKey, to value: PlistValue?) {
+        if let refusal = key.refusal(toStore: value, sizeLimit: layer == .user ? persistence?.maximumFileSize : nil) {
+            report(SettingsDiagnostic(.writeRefused, key: key, "\(refusal); nothing was changed"))
+            return
+        }
         let outcome = withState { s -> (effect: WriteEffect, keyPaths: TrackedKeyPaths, save: Bool, observing: Bool, user: [SettingsKey])? in
             let observing = observers.isActive  // under the lock: see replace(_:origin:_:)
             let watched = observing || !s.tracked.isEmpty

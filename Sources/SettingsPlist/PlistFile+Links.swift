@@ -1,0 +1,102 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+extension PlistFile {
+    /// Where a property-list file is really kept, by the link rule (see ``target(of:)``).
+    public struct Target: Sendable, Equatable {
+        /// The file to read and replace: the path given, or the end of its chain of links.
+        public var path: String
+        /// The path given, when it is a symbolic link (`nil` when it is not).
+        public var link: String?
+
+        /// Whether the file was reached through a symbolic link.
+        public var isThroughLink: Bool { link != nil }
+
+        /// The failure for a file reached through a link that is not a property list (it does
+        /// not parse, or its root is not a dictionary): such a file is never moved aside,
+        /// quarantined or replaced, since the link may have been planted to make a privileged
+        /// process overwrite it.
+        ///
+        /// - Parameter problem: why it is not a property list.
+        /// - Returns: a failure (`EINVAL`) naming the link and the problem.
+        public func notAPropertyList(_ problem: String) -> Failure {
+            Failure("\(path) is reached through the symbolic link \(link ?? path) and is not a property list (\(problem)); it is never moved aside or replaced", code: EINVAL)
+        }
+    }
+
+    /// Applies the link rule to `path`: where a settings file reached through `path` is read
+    /// and saved.
+    ///
+    /// Saving through links is wanted (a dotfile manager links `~/.config/App/settings.plist`
+    /// into a repository), but must not become a way to overwrite files the user never meant as
+    /// settings. So, as Linux's `protected_symlinks` does for sticky directories, a link is
+    /// followed only when **the link itself belongs to the process's effective user**; a link
+    /// belonging to anyone else is refused (a root process never follows a user's link). The
+    /// end of the chain must be a regular file, or not exist yet in an existing directory that
+    /// belongs to the effective user. Callers add the last part of the rule: a file reached
+    /// through a link that does not parse as a property list is reported
+    /// (``Target/notAPropertyList(_:)``) and never moved aside or replaced.
+    ///
+    /// ```swift
+    /// let target = try PlistFile.target(of: "/home/ada/.config/App/settings.plist")
+    /// // target.path: "/home/ada/dotfiles/app.plist"; target.link: the path given
+    /// ```
+    ///
+    /// - Parameter path: the file as named (a link or not).
+    /// - Returns: the file to use, and the link when there is one.
+    /// - Throws: ``Failure`` (`EPERM`) naming the link that is not followed and why, or
+    ///   (`ELOOP`) for a loop of links.
+    public static func target(of path: String) throws(Failure) -> Target {
+        var current = path
+        var throughLink = false
+        for _ in 0..<32 {
+            var s = stat()
+            guard lstat(current, &s) == 0 else {
+                guard errno == ENOENT, throughLink else { return Target(path: current, link: throughLink ? path : nil) }
+                // A dangling link: its target may be created only in a directory of the user's.
+                let directory = directory(of: current)
+                guard let owner = ownerOfDirectory(directory), owner == geteuid() else {
+                    throw Failure("the symbolic link \(path) leads to \(current), which does not exist, in \(directory), which does not belong to this process's user; it is not followed", code: EPERM)
+                }
+                return Target(path: current, link: path)
+            }
+            guard (s.st_mode & S_IFMT) == S_IFLNK else {
+                if throughLink, (s.st_mode & S_IFMT) != S_IFREG {
+                    throw Failure("the symbolic link \(path) leads to \(current), which is \(kind(UInt32(s.st_mode))), not a regular file; it is not followed", code: EPERM)
+                }
+                return Target(path: current, link: throughLink ? path : nil)
+            }
+            guard s.st_uid == geteuid() else {
+                throw Failure("\(current) is a symbolic link owned by user \(s.st_uid), not by this process's user (\(geteuid())); it is not followed, and nothing it leads to is read or written", code: EPERM)
+            }
+            var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+            let n = readlink(current, &buffer, buffer.count - 1)
+            guard n > 0 else { throw Failure("cannot read the symbolic link \(current)") }
+            let destination = String(decoding: buffer[..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            current = destination.hasPrefix("/") ? destination : directory(of: current) + "/" + destination
+            throughLink = true
+        }
+        throw Failure("\(path) is a chain of more than 32 symbolic links", code: ELOOP)
+    }
+
+    /// The owner of `directory` (following links), or `nil` when it is not a directory.
+    static func ownerOfDirectory(_ directory: String) -> uid_t? {
+        var s = stat()
+        guard stat(directory, &s) == 0, (s.st_mode & S_IFMT) == S_IFDIR else { return nil }
+        return s.st_uid
+    }
+
+    /// Whether `directory` is a directory that belongs to the process's effective user: the
+    /// only place a lock file is ever created (see ``tryLock(_:)``).
+    ///
+    /// - Parameter directory: the directory.
+    /// - Returns: `true` when it exists, is a directory, and is the effective user's.
+    public static func belongsToUser(directory: String) -> Bool {
+        ownerOfDirectory(directory) == geteuid()
+    }
+}

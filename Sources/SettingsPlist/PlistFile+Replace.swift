@@ -1,0 +1,181 @@
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
+public import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+extension PlistFile {
+    /// Replaces the file at `path` with `bytes`, durably and atomically.
+    ///
+    /// A temporary file with an unpredictable name (``temporaryPrefix(for:)`` followed by 16
+    /// random hexadecimal digits) is created in the same directory with
+    /// `O_CREAT|O_EXCL|O_NOFOLLOW` (so nothing planted there, a link above all, is ever opened),
+    /// written, flushed to disk, given `permissions` (set-user-ID, set-group-ID and sticky bits
+    /// are never carried over) and `owner`, and renamed over `path`; the directory is flushed so
+    /// the rename itself survives a crash. On failure the temporary file is removed and `path`
+    /// is unchanged.
+    ///
+    /// `path` is replaced as it is: apply the link rule first (``target(of:)``) to save through
+    /// a link to its target.
+    ///
+    /// ```swift
+    /// let old = try PlistFile.identity(of: path)
+    /// let new = try PlistFile.replace(path, with: bytes,
+    ///                                 permissions: old?.permissions ?? 0o600, owner: old?.owner)
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - path: the file to replace (or create).
+    ///   - bytes: its new contents.
+    ///   - permissions: its permission bits (`& 0o777` is applied).
+    ///   - owner: its owner and group, kept when the process may give them (root, or a member of
+    ///     the group); `nil` leaves the writer's.
+    /// - Returns: the identity of the new file.
+    /// - Throws: ``Failure`` naming the step that failed.
+    @discardableResult
+    public static func replace(_ path: String, with bytes: [UInt8], permissions: UInt32, owner: Owner? = nil) throws(Failure) -> Identity {
+        try bytes.withUnsafeBytes { raw in
+            Result { () throws(Failure) in try replace(path, raw, permissions: permissions, owner: owner) }
+        }.get()
+    }
+
+    /// Replaces the file at `path` with `data`, durably and atomically: see
+    /// ``replace(_:with:permissions:owner:)-([UInt8],_,_)``.
+    ///
+    /// ```swift
+    /// try PlistFile.replace(path, with: try value.encoded(as: .binary), permissions: 0o600)
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - path: the file to replace (or create).
+    ///   - data: its new contents.
+    ///   - permissions: its permission bits (`& 0o777` is applied).
+    ///   - owner: its owner and group, kept when the process may give them; `nil` leaves the writer's.
+    /// - Returns: the identity of the new file.
+    /// - Throws: ``Failure`` naming the step that failed.
+    @discardableResult
+    public static func replace(_ path: String, with data: Data, permissions: UInt32, owner: Owner? = nil) throws(Failure) -> Identity {
+        try data.withUnsafeBytes { raw in
+            Result { () throws(Failure) in try replace(path, raw, permissions: permissions, owner: owner) }
+        }.get()
+    }
+
+    private static func replace(_ path: String, _ bytes: UnsafeRawBufferPointer, permissions: UInt32, owner: Owner?) throws(Failure) -> Identity {
+        let directory = directory(of: path)
+        let mode = mode_t(permissions & 0o777)
+        var temporary = ""
+        var fd: Int32 = -1
+        for _ in 0..<8 {  // a name taken already (never in practice): draw another
+            temporary = directory + "/" + temporaryPrefix(for: path) + randomSuffix()
+            fd = createExclusively(temporary)
+            if fd >= 0 || errno != EEXIST { break }
+        }
+        guard fd >= 0 else { throw Failure("cannot create a temporary file in \(directory)") }
+        let identity: Identity
+        do throws(Failure) {
+            defer { close(fd) }
+            if let owner, owner.user != geteuid() || owner.group != getegid() {
+                // Only root (or a member of the group) may do this; otherwise the file keeps the
+                // writer's ownership, as any editor's save would.
+                _ = fchown(fd, uid_t(owner.user), gid_t(owner.group))
+            }
+            guard fchmod(fd, mode) == 0 else { throw Failure("cannot set the file's permissions") }
+            try writeAll(fd, bytes)
+            guard fsync(fd) == 0 else { throw Failure("cannot flush the file to disk") }
+            var s = stat()
+            guard fstat(fd, &s) == 0 else { throw Failure("cannot examine the file") }
+            identity = Identity(s)
+        } catch {
+            unlink(temporary)
+            throw error
+        }
+        guard rename(temporary, path) == 0 else {
+            let failure = Failure("cannot replace the file")
+            unlink(temporary)
+            throw failure
+        }
+        syncDirectory(directory)
+        return identity
+    }
+
+    /// The start of the names of ``replace(_:with:permissions:owner:)-([UInt8],_,_)``'s
+    /// temporary files beside `path`: `.NAME.tmp-`. They exist only while a writer holds the
+    /// file's lock; any seen by a lock holder were left by a writer killed mid-save (see
+    /// ``removeLeftoverTemporaryFiles(beside:)``).
+    ///
+    /// - Parameter path: the file.
+    /// - Returns: the prefix (a name, not a path).
+    public static func temporaryPrefix(for path: String) -> String {
+        "." + name(of: path) + ".tmp-"
+    }
+
+    /// Removes the temporary files a killed writer left beside `path`. Call it only with the
+    /// file's lock held (others' temporary files exist only while they hold it).
+    ///
+    /// ```swift
+    /// PlistFile.removeLeftoverTemporaryFiles(beside: target)
+    /// ```
+    ///
+    /// - Parameter path: the file.
+    public static func removeLeftoverTemporaryFiles(beside path: String) {
+        let directory = directory(of: path)
+        let prefix = temporaryPrefix(for: path)
+        guard let dir = opendir(directory) else { return }
+        var names: [String] = []
+        while let entry = readdir(dir) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
+            }
+            if name.hasPrefix(prefix) { names.append(name) }
+        }
+        closedir(dir)
+        for name in names { unlink(directory + "/" + name) }
+    }
+
+    /// Flushes a directory's entries to disk (best effort: some file systems refuse it).
+    ///
+    /// - Parameter directory: the directory.
+    public static func syncDirectory(_ directory: String) {
+        let fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { return }
+        _ = fsync(fd)
+        close(fd)
+    }
+
+    /// Writes all of `bytes` to `fd`, retrying short writes and `EINTR`.
+    ///
+    /// - Parameters:
+    ///   - fd: an open descriptor.
+    ///   - bytes: what to write.
+    /// - Throws: ``Failure`` with the write's `errno`.
+    public static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) throws(Failure) {
+        guard let base = bytes.baseAddress else { return }
+        var done = 0
+        while done < bytes.count {
+            let n = retrying { systemWrite(fd, base + done, bytes.count - done) }
+            if n < 0 { throw Failure("cannot write the file") }
+            done += n
+        }
+    }
+
+    /// Creates a new file at `path` (owner-only, write-only), never opening anything already
+    /// there: a file or a link planted at that name fails with `EEXIST`. Returns the
+    /// descriptor, or -1 with `errno` set.
+    static func createExclusively(_ path: String) -> Int32 {
+        retrying { open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY, 0o600) }
+    }
+
+    /// 16 hexadecimal digits from the system's random source.
+    private static func randomSuffix() -> String {
+        let value = UInt64.random(in: .min ... .max)
+        let digits = String(value, radix: 16)
+        return String(repeating: "0", count: 16 - digits.count) + digits
+    }
+}

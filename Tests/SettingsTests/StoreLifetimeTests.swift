@@ -1,0 +1,191 @@
+import Dispatch
+import Foundation
+@testable import Settings
+import Synchronization
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A child process (the built `settings-fault` helper) with its output, stopped by a real signal
+/// when asked, and killed if it outlives its hang limit.
+final class Child: @unchecked Sendable {
+    // Unchecked: `process` and the pipes are set up in `init` before the process runs and are
+    // not written afterwards (only read: `Process` is safe to query from any thread); the lines
+    // printed are in `printed`, a `Sendable` class of mutexes.
+    let process = Process()
+    private let out = Pipe()
+    private let err = Pipe()
+    private let printed = Printed()
+
+    /// What the child printed, as lines.
+    private final class Printed: Sendable {
+        let lines = Mutex<[String]>([])
+        let partial = Mutex(Data())
+        let newLine = DispatchSemaphore(value: 0)
+
+        func take(_ data: Data) {
+            let complete = partial.locked { buffer -> [String] in
+                buffer.append(data)
+                guard let last = buffer.lastIndex(of: UInt8(ascii: "\n")) else { return [] }
+                let text = String(decoding: buffer[..<last], as: UTF8.self)
+                buffer.removeSubrange(...last)
+                return text.split(separator: "\n").map(String.init)
+            }
+            lines.locked { $0 += complete }
+            if !complete.isEmpty || data.isEmpty { newLine.signal() }
+        }
+    }
+
+    init(_ arguments: [String]) throws {
+        process.executableURL = Fault.executable
+        process.arguments = arguments
+        process.standardOutput = out
+        process.standardError = err
+        let printed = self.printed
+        out.fileHandleForReading.readabilityHandler = { handle in printed.take(handle.availableData) }
+        try process.run()
+    }
+
+    /// The lines printed so far.
+    var output: [String] { printed.lines.locked { $0 } }
+
+    /// Waits until `count` lines were printed (`false`: the process ended first, or the hang
+    /// limit passed).
+    func waitForLines(_ count: Int, limit: Duration = .seconds(120)) -> Bool {
+        let start = ContinuousClock.now
+        while output.count < count {
+            guard process.isRunning, ContinuousClock.now - start < limit else { return output.count >= count }
+            _ = printed.newLine.wait(timeout: .now() + .milliseconds(100))
+        }
+        return true
+    }
+
+    /// Waits for the process to end; kills it (and returns `false`) after the hang limit.
+    func finish(limit: Duration = .seconds(120)) -> Bool {
+        let start = ContinuousClock.now
+        while process.isRunning {
+            if ContinuousClock.now - start > limit {
+                kill(process.processIdentifier, SIGKILL)
+                process.waitUntilExit()
+                return false
+            }
+            usleep(10_000)  // polling the child's state, bounded by the hang limit
+        }
+        process.waitUntilExit()
+        out.fileHandleForReading.readabilityHandler = nil
+        printed.take(out.fileHandleForReading.readDataToEndOfFile())
+        return true
+    }
+
+    var stderr: String { String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self) }
+}
+
+/// What a store costs and gives back, and what happens when the process ends.
+@Suite("Store lifetime and termination")
+struct StoreLifetimeTests {
+    // Freed stores give back their thread and their watch.
+
+    @Test func tenThousandUsedStoresGiveBackTheirThreadsDescriptorsAndWatches() throws {
+        let dir = try TemporaryDirectory()
+        let child = try Child(["lifetime", dir.url.path, "10000"])
+        #expect(child.finish(limit: .seconds(900)))
+        let output = child.output
+        let peak = try #require(output.first { $0.hasPrefix("peak ") })
+        let before = try #require(output.first { $0.hasPrefix("before ") })
+        #expect(peak.hasSuffix("watches \(10_000 + (Int(before.split(separator: " ").last ?? "") ?? 0))"), "\(output)")
+        #expect(child.process.terminationStatus == 0, "\(output)")  // all back to the baseline
+    }
+
+    @Test func aThreadThatCannotBeStartedIsReportedNotACrash() throws {
+        let dir = try TemporaryDirectory()
+        chmod(dir.url.path, 0o777)  // the child runs as nobody, where RLIMIT_NPROC applies
+        let child = try Child(["thread-limit", dir.url.path, "30"])
+        #expect(child.finish())
+        #expect(child.process.terminationReason == .exit)
+        #expect(child.process.terminationStatus == 0)
+        #expect(child.output == ["saved 30"])
+        #expect(child.stderr.contains("cannot start the settings persistence thread (Resource temporarily unavailable)"))
+        for i in [0, 29] {
+            #expect(try PlistValue(contentsOf: dir.url.appending(path: "\(i)/settings.plist")) == ["k": .integer(PlistInteger(Int64(i)))])
+        }
+    }
+
+    // Termination.
+
+    @Test func sigtermAfterSaveOnTerminationKeepsEveryAcknowledgedWrite() throws {
+        for signal in [SIGTERM, SIGINT, SIGHUP] {
+            let dir = try TemporaryDirectory()
+            let child = try Child(["term-writer", dir.file().path, "save"])
+            #expect(child.waitForLines(2000))
+            // Every write printed before the signal is sent was acknowledged before it.
+            let acknowledged = try #require(child.output.last.flatMap { Int($0) })
+            kill(child.process.processIdentifier, signal)
+            #expect(child.finish())
+            #expect(child.process.terminationReason == .uncaughtSignal)   // the default action still ends it
+            #expect(child.process.terminationStatus == signal)
+            let saved = try PlistValue(contentsOf: dir.file())["counter"]?.intValue ?? 0
+            #expect(saved >= acknowledged, "signal \(signal): \(acknowledged) acknowledged, \(saved) saved")
+        }
+    }
+
+    @Test func exitFromASignalHandlerWithTheStoreLockHeldEndsAndSaysWhy() throws {
+        let dir = try TemporaryDirectory()
+        let child = try Child(["exit-in-signal", dir.file().path])
+        #expect(child.finish(limit: .seconds(60)))   // before: hung for ever
+        #expect(child.process.terminationReason == .exit)
+        #expect(child.process.terminationStatus == 0)
+        #expect(child.stderr.contains("the store's lock is held by the thread that is ending the process"))
+    }
+
+    @Test func exitSavesFiveThousandStoresOfOneFileInOneWrite() throws {
+        let dir = try TemporaryDirectory()
+        let child = try Child(["forget-and-exit", dir.file().path, "5000"])
+        #expect(child.finish())
+        #expect(child.process.terminationStatus == 0)
+        let saved = try PlistValue(contentsOf: dir.file())
+        #expect(saved.dictionaryValue?.count == 5000)
+    }
+
+    @Test func exitSavesStoresOfManyFilesTogether() throws {
+        let dir = try TemporaryDirectory()
+        let child = try Child(["exit-many", dir.url.path, "300"])
+        #expect(child.finish())
+        #expect(child.process.terminationStatus == 0)
+        for i in [0, 150, 299] {
+            #expect(try PlistValue(contentsOf: dir.url.appending(path: "\(i).plist")) == ["k": .integer(PlistInteger(Int64(i)))])
+        }
+    }
+
+    // flushAll(timeout:)
+
+    @Test func flushAllNamesTheStoreItCouldNotSaveAndSavesTheOthers() async throws {
+        let dir = try TemporaryDirectory()
+        let lockedURL = dir.file("locked.plist")
+        let locked = SettingsStore.file(lockedURL, autosaveDelay: nil, externalChanges: .ignored,
+                                        options: PersistenceOptions(lockTimeout: .milliseconds(100)))
+        let free = SettingsStore.file(dir.file("free.plist"), autosaveDelay: nil, externalChanges: .ignored)
+        locked["a"] = 1
+        free["b"] = 2
+        let lock = try ForeignLock(for: lockedURL)
+        defer { lock.release() }
+        let error = await #expect(throws: SettingsError.self) { try await SettingsStore.flushAll(timeout: .seconds(60)) }
+        #expect(error?.description.contains(lockedURL.path) == true)
+        #expect(try PlistValue(contentsOf: dir.file("free.plist")) == ["b": 2])
+        #expect(locked.persistenceStatus.hasUnsavedChanges)
+    }
+
+    @Test(.timeLimit(.minutes(1))) func flushAllReturnsWithinItsTimeoutAndSaysWhatIsStillSaving() async throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.file()
+        let store = SettingsStore.file(url, autosaveDelay: nil, externalChanges: .ignored,
+                                       options: PersistenceOptions(lockTimeout: .seconds(3)))
+        store["a"] = 1
+        let lock = try ForeignLock(for: url)
+        let error = await #expect(throws: SettingsError.self) { try await SettingsStore.flushAll(timeout: .milliseconds(200)) }
+        #expect(error?.description.contains("\(url.path): still saving after") == true || error?.description.contains("still saving") == true)
+        lock.release()
+        try await store.flush()   // the changes were kept
+        #expect(try PlistValue(contentsOf: url) == ["a": 1])
+    }
+}
