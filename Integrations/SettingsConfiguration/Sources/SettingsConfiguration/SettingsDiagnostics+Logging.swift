@@ -10,7 +10,7 @@ extension SettingsDiagnostics {
     /// A diagnostics handler that logs each diagnostic to `logger`, one line, with metadata:
     /// `settings.kind`, `settings.key` (when the diagnostic names one), `settings.layer` (the
     /// layer the key's value comes from now) and `settings.file` (the store's file). A file
-    /// problem logs at `error`, a type mismatch or a bad override at `warning`, a missing default
+    /// problem or a refused write logs at `error`, a type mismatch or a bad override at `warning`, a missing default
     /// or a rule at `notice`. Values of secret keys are never in a diagnostic's message.
     ///
     /// ```swift
@@ -52,7 +52,7 @@ extension SettingsDiagnostic.Kind {
     /// The level a diagnostic of this kind is logged at.
     var logLevel: Logger.Level {
         switch self {
-        case .fileError: .error
+        case .fileError, .writeRefused: .error
         case .typeMismatch, .invalidOverride: .warning
         case .missingDefault, .ruleApplied: .notice
         }

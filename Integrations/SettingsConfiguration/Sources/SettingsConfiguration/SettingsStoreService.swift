@@ -1,19 +1,14 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 public import Logging
 public import ServiceLifecycle
 public import Settings
-import Synchronization
 
 /// A swift-service-lifecycle `Service` that saves settings on graceful shutdown: the answer to
 /// SIGTERM for programs that run a `ServiceGroup`.
 ///
 /// It does nothing until the group shuts down gracefully (or is cancelled); then it saves the
-/// unsaved changes of its stores, each within `timeout`, and returns. A save that does not finish
-/// in time is logged and left to finish on its own (the store's lock timeout bounds it too).
+/// unsaved changes of every file store in the process (``SettingsStore/flushAll(timeout:)``),
+/// waiting at most `timeout`, and returns. A save that does not finish in time goes on in the
+/// background; it and any save that fails are logged and thrown.
 ///
 /// ```swift
 /// let group = ServiceGroup(configuration: .init(
@@ -23,72 +18,39 @@ import Synchronization
 /// try await group.run()
 /// ```
 public struct SettingsStoreService: Service {
-    /// The stores saved at shutdown.
-    public let stores: [SettingsStore]
-    /// How long each store's save may take.
+    /// How long the saves may take, all together.
     public let timeout: Duration
     /// Where failures and timeouts are logged.
     public let logger: Logger
 
-    /// A service that saves `stores` at shutdown.
+    /// A service that saves every store's changes at shutdown.
     ///
     /// - Parameters:
-    ///   - stores: the stores (default: ``SettingsStore/shared``).
-    ///   - timeout: how long each store's save may take (default 5 s).
+    ///   - timeout: how long the saves may take, all together (default 5 s).
     ///   - logger: where failures and timeouts are logged.
-    public init(stores: [SettingsStore] = [.shared], timeout: Duration = .seconds(5), logger: Logger = Logger(label: "settings")) {
-        self.stores = stores
+    public init(timeout: Duration = .seconds(5), logger: Logger = Logger(label: "settings")) {
         self.timeout = timeout
         self.logger = logger
     }
 
     /// Waits for graceful shutdown (or cancellation), then saves every store's changes.
+    ///
+    /// - Throws: ``SettingsError`` as ``flush()`` does.
     public func run() async throws {
         try? await gracefulShutdown()
         try await flush()
     }
 
-    /// Saves every store's unsaved changes, each within ``timeout``.
+    /// Saves every file store's unsaved changes within ``timeout``.
     ///
-    /// - Throws: the first ``SettingsError`` met (``SettingsError/Code/fileLocked`` for a save that
-    ///   did not finish in time); the other stores are still saved.
+    /// - Throws: ``SettingsError`` naming every store that could not be saved (see
+    ///   ``SettingsStore/flushAll(timeout:)``), after logging it.
     public func flush() async throws(SettingsError) {
-        var first: SettingsError?
-        for store in stores {
-            do {
-                try await Self.flush(store, within: timeout)
-            } catch {
-                logger.error("settings not saved at shutdown: \(error)", metadata: ["settings.file": "\(store.url?.path ?? "in memory")"])
-                if first == nil { first = error }
-            }
+        do {
+            try await SettingsStore.flushAll(timeout: timeout)
+        } catch {
+            logger.error("settings not saved at shutdown: \(error)")
+            throw error
         }
-        if let first { throw first }
-    }
-
-    /// Saves `store`, returning at the latest after `timeout` (the save goes on in the background).
-    static func flush(_ store: SettingsStore, within timeout: Duration) async throws(SettingsError) {
-        let outcome = Mutex<CheckedContinuation<SettingsError?, Never>?>(nil)
-        let error = await withCheckedContinuation { (continuation: CheckedContinuation<SettingsError?, Never>) in
-            outcome.withLock { $0 = continuation }
-            let finish: @Sendable (SettingsError?) -> Void = { error in
-                outcome.withLock { slot in
-                    slot?.resume(returning: error)
-                    slot = nil
-                }
-            }
-            Task {
-                do throws(SettingsError) {
-                    try await store.flush()
-                    finish(nil)
-                } catch {
-                    finish(error)
-                }
-            }
-            Task {
-                try? await Task.sleep(for: timeout)
-                finish(SettingsError(.fileLocked, path: store.url?.path, detail: "not saved within \(timeout)"))
-            }
-        }
-        if let error { throw error }
     }
 }

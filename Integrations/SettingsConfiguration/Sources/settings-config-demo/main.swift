@@ -62,7 +62,7 @@ struct DemoServer: Service {
 let group = ServiceGroup(configuration: ServiceGroupConfiguration(
     services: [
         .init(service: DemoServer(config: config, store: store)),
-        .init(service: SettingsStoreService(stores: [store], logger: logger)),
+        .init(service: SettingsStoreService(logger: logger)),
     ],
     gracefulShutdownSignals: [.sigterm, .sigint],
     logger: logger))

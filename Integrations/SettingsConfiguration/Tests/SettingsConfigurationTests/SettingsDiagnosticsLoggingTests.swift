@@ -6,7 +6,7 @@ import SettingsConfiguration
 import Testing
 
 struct SettingsDiagnosticsLoggingTests {
-    @Test func aDiagnosticIsOneLogLineWithFileKeyAndLayer() throws {
+    @Test func aDiagnosticIsOneLogLineWithFileKeyAndLayer() async throws {
         let dir = try TempDir()
         let store = dir.store()
         let handler = InMemoryLogHandler()
@@ -21,6 +21,7 @@ struct SettingsDiagnosticsLoggingTests {
         #expect(entry.metadata["settings.layer"] == "user file")
         #expect(entry.metadata["settings.kind"] == "typeMismatch")
         #expect(entry.metadata["settings.file"] == .string(dir.url.appending(path: "settings.plist").path(percentEncoded: false)))
+        try await store.flush()   // saved before the directory goes
     }
 
     @Test func aSecretValueIsNeverLogged() throws {
