@@ -16,6 +16,31 @@ package enum PlistSecrets {
     /// - Parameter component: one key component (not a whole path).
     /// - Returns: whether values under it are treated as secret.
     package static func isSecretName(_ component: String) -> Bool {
+        // ASCII names (nearly all) are compared as bytes: Unicode property look-ups and
+        // `String.contains` cost tens of microseconds per name, and every configuration read of
+        // a store key asks this.
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(component.utf8.count)
+        for byte in component.utf8 {
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"): bytes.append(byte)
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"): bytes.append(byte | 0x20)
+            case 0x80...: return isSecretUnicodeName(component)
+            default: continue
+            }
+        }
+        return secretWordBytes.contains { word in
+            word.count <= bytes.count && (0...(bytes.count - word.count)).contains { start in
+                bytes[start..<(start + word.count)].elementsEqual(word)
+            }
+        }
+    }
+
+    /// ``secretWords`` as bytes.
+    private static let secretWordBytes = secretWords.map { Array($0.utf8) }
+
+    /// ``isSecretName(_:)`` for a name with non-ASCII characters: letters in any script, lowercased.
+    private static func isSecretUnicodeName(_ component: String) -> Bool {
         var letters = ""
         letters.reserveCapacity(component.utf8.count)
         for scalar in component.unicodeScalars where scalar.properties.isAlphabetic {

@@ -104,13 +104,14 @@ struct APIPolishTests {
 
     // MARK: Secrets
 
-    @Test(arguments: ["password", "dbPassword", "API_TOKEN", "client-secret", "apiKey", "privateKey", "Credentials", "passphrase"])
+    @Test(arguments: ["password", "dbPassword", "API_TOKEN", "client-secret", "apiKey", "privateKey", "Credentials", "passphrase",
+                      "Pässe_password", "TOKEN_ÄÖ", "tok-en"])
     func secretNamesAreRecognised(_ name: String) {
         #expect(SettingsSecrets.isSecretName(name))
         #expect(SettingsKey("Sync/\(name)").isSecret)
     }
 
-    @Test(arguments: ["timeout", "username", "keyboard", "host", "apiVersion"])
+    @Test(arguments: ["timeout", "username", "keyboard", "host", "apiVersion", "tok", "Größe", "passwör"])
     func ordinaryNamesAreNotSecret(_ name: String) {
         #expect(!SettingsSecrets.isSecretName(name))
         #expect(!SettingsKey(name).isSecret)

@@ -28,6 +28,9 @@ public struct SettingsChange: Hashable, Sendable, CustomStringConvertible {
         /// A sync integration applied values written on another device (see
         /// ``SettingsStore/applyToUserLayer(_:origin:onlyIf:)``).
         case sync
+        /// An external layer's values changed (a configuration provider's update: see
+        /// ``SettingsStore/updateExternalLayer(named:lookup:)``).
+        case provider
         /// Not a change itself: a ``SettingsStore/changes(bufferingNewest:)`` sequence whose
         /// consumer fell behind dropped its oldest changes; `keys` lists every key they named
         /// (re-read them).

@@ -1,7 +1,10 @@
 /// The layers a ``SettingsStore`` reads through, highest first.
 ///
 /// A read returns the value from the highest layer that has the key; ``SettingsStore/source(of:)``
-/// says which. Only ``user`` is ever written by `set`, and only it is persisted.
+/// says which. Only ``user`` is ever written by `set`, and only it is persisted. Besides the four
+/// built-in layers, a store can read through read-only layers whose values come from elsewhere (a
+/// configuration provider, say: see ``SettingsStore/addExternalLayer(named:placement:lookup:)``);
+/// their values come from ``provider(_:)``.
 ///
 /// ```swift
 /// store.register(defaults: ["timeout": 30])      // .defaults
@@ -9,7 +12,7 @@
 /// store.setVolatile(5, for: "timeout")            // .volatile: this process only
 /// store.source(of: "timeout")                     // .volatile
 /// ```
-public enum SettingsLayer: Int, Hashable, Sendable, CaseIterable, Comparable {
+public enum SettingsLayer: Hashable, Sendable, CaseIterable, Comparable {
     /// Process-only values: the API, command-line `-key value` arguments, environment variables.
     case volatile
     /// Override files (TFOptionsKit's target-specific options), merged deeply; read-only.
@@ -18,17 +21,60 @@ public enum SettingsLayer: Int, Hashable, Sendable, CaseIterable, Comparable {
     case user
     /// Registered defaults: from code, a defaults plist, or a `Settings.bundle` `Root.plist`.
     case defaults
+    /// A read-only external layer, by the name it was added with
+    /// (``SettingsStore/addExternalLayer(named:placement:lookup:)``), such as
+    /// `.provider("EnvironmentVariablesProvider")`.
+    case provider(String)
 
-    /// Higher layers compare smaller: `.volatile < .defaults`.
-    public static func < (lhs: SettingsLayer, rhs: SettingsLayer) -> Bool { lhs.rawValue < rhs.rawValue }
+    /// The four built-in layers, highest first (external layers belong to a store, not to the type).
+    public static let allCases: [SettingsLayer] = [.volatile, .overrides, .user, .defaults]
 
-    /// The name used in diagnostics: `volatile`, `override file`, `user file`, `registered defaults`.
+    /// The position of a built-in layer in ``allCases``; `nil` for an external layer.
+    var builtInIndex: Int? {
+        switch self {
+        case .volatile: 0
+        case .overrides: 1
+        case .user: 2
+        case .defaults: 3
+        case .provider: nil
+        }
+    }
+
+    /// Built-in layers compare by height, higher ones smaller: `.volatile < .defaults`. An external
+    /// layer's height depends on the store it was added to, so external layers sort after the
+    /// built-in ones, by name.
+    public static func < (lhs: SettingsLayer, rhs: SettingsLayer) -> Bool {
+        switch (lhs, rhs) {
+        case (.provider(let a), .provider(let b)): a < b
+        case (.provider, _): false
+        case (_, .provider): true
+        default: (lhs.builtInIndex ?? 0) < (rhs.builtInIndex ?? 0)  // both built in: both have an index
+        }
+    }
+
+    /// The name used in diagnostics: `volatile`, `override file`, `user file`, `registered
+    /// defaults`, or an external layer's own name.
     public var name: String {
         switch self {
         case .volatile: "volatile"
         case .overrides: "override file"
         case .user: "user file"
         case .defaults: "registered defaults"
+        case .provider(let name): name
         }
     }
+}
+
+/// Where an external layer sits among a store's built-in layers
+/// (``SettingsStore/addExternalLayer(named:placement:lookup:)``).
+///
+/// ```swift
+/// store.addExternalLayer(named: "environment", placement: .above(.user)) { key, _ in env[key] }
+/// ```
+public enum SettingsLayerPlacement: Hashable, Sendable {
+    /// Directly above a built-in layer: `.above(.user)` hides the user's file.
+    case above(SettingsLayer)
+    /// Directly below a built-in layer: `.below(.user)` is hidden by the user's file and hides the
+    /// registered defaults.
+    case below(SettingsLayer)
 }

@@ -433,6 +433,7 @@ extension SettingsChange.Origin {
         case .overrides: self = .overrides
         case .user: self = .write
         case .defaults: self = .defaults
+        case .provider: self = .provider
         }
     }
 }

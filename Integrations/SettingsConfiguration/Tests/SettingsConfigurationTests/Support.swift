@@ -1,0 +1,56 @@
+import Foundation
+import Settings
+import SettingsPlist
+
+/// A fresh directory per test, removed when the test ends.
+final class TempDir {
+    let url: URL
+    init() throws {
+        url = FileManager.default.temporaryDirectory.appending(path: "settings-config-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    }
+    deinit { try? FileManager.default.removeItem(at: url) }
+
+    /// A file store in this directory (autosave off unless asked).
+    func store(_ name: String = "settings.plist", autosaveDelay: Duration? = nil) -> SettingsStore {
+        SettingsStore.file(url.appending(path: name), autosaveDelay: autosaveDelay)
+    }
+}
+
+/// An executable built beside the test bundle (SwiftPM builds every product of this package for
+/// `swift test`; `ci.sh` builds the root package's `settings` tool there too).
+func builtExecutable(_ name: String) -> URL {
+    var dir = URL(filePath: CommandLine.arguments[0]).deletingLastPathComponent()
+    while dir.path.contains(".xctest") { dir = dir.deletingLastPathComponent() }
+    return dir.appending(path: name)
+}
+
+/// The magic bytes of swift-configuration's compatibility suite (`[UInt8].magic`, `.magic2`).
+let magic: [UInt8] = Array("magic".utf8)
+let magic2: [UInt8] = Array("magic2".utf8)
+
+/// The data `ProviderCompatTest` requires, as a store's nested dictionaries.
+let compatValues: PlistDictionary = [
+    "string": "Hello",
+    "int": 42,
+    "double": 3.14,
+    "bool": true,
+    "bytes": .data(Data(magic)),
+    "stringy": ["array": ["Hello", "World"]],
+    "inty": ["array": [42, 24]],
+    "doubly": ["array": [3.14, 2.72]],
+    "booly": ["array": [true, false]],
+    "byteChunky": ["array": [.data(Data(magic)), .data(Data(magic2))]],
+    "other": [
+        "string": "Other Hello",
+        "int": 24,
+        "double": 2.72,
+        "bool": false,
+        "bytes": .data(Data(magic2)),
+        "stringy": ["array": ["Hello", "Swift"]],
+        "inty": ["array": [16, 32]],
+        "doubly": ["array": [0.9, 1.8]],
+        "booly": ["array": [false, true, true]],
+        "byteChunky": ["array": [.data(Data(magic)), .data(Data(magic2)), .data(Data(magic))]],
+    ],
+]
