@@ -21,15 +21,15 @@ fileprivate func sample_DefaultsAndLayers_14() async throws {
     _ = source
 }
 
-// Docs/DefaultsAndLayers.md:40
-fileprivate func sample_DefaultsAndLayers_40() async throws {
+// Docs/DefaultsAndLayers.md:47
+fileprivate func sample_DefaultsAndLayers_47() async throws {
     store.register(defaults: ["autoPlay": false, "Network": ["timeout": 30]])   // from code
     let warnings = try store.registerDefaults(contentsOf: defaultsURL, checking: AppSettings())
     _ = warnings
 }
 
-// Docs/DefaultsAndLayers.md:63
-fileprivate func sample_DefaultsAndLayers_63() async throws {
+// Docs/DefaultsAndLayers.md:70
+fileprivate func sample_DefaultsAndLayers_70() async throws {
     try store.registerDefaults(contentsOf: optionsURL)     // ["API": ["host": "example.com", "port": 443]]
     try store.loadOverrides(contentsOf: stagingURL)        // ["API": ["host": "staging.example.com"]]
     let host = store["API/host"]                           // "staging.example.com", from .overrides
@@ -38,8 +38,8 @@ fileprivate func sample_DefaultsAndLayers_63() async throws {
     _ = port
 }
 
-// Docs/DefaultsAndLayers.md:75
-fileprivate func sample_DefaultsAndLayers_75() async throws {
+// Docs/DefaultsAndLayers.md:82
+fileprivate func sample_DefaultsAndLayers_82() async throws {
     store.setVolatile(5, for: "Network/timeout")            // until the process ends
     store.applyArguments()        // this process's arguments: NSUserDefaults' -key value (myapp -Network/timeout 5)
     store.applyEnvironment(prefix: "MYAPP")                  // MYAPP_Network__timeout=5
