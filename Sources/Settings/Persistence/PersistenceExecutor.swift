@@ -82,6 +82,13 @@ final class PersistenceExecutor: SerialExecutor {
     }
 
     func enqueue(_ job: consuming ExecutorJob) {
+        // The runtime holds no reference to the executor while it enqueues. Once the job is
+        // queued and the thread woken, the job can run, end its task, free the store and with it
+        // this executor, all before `push` returns (seen: a crash retaining `self` in `push`
+        // right after `wake.signal()`). The job's task holds the store until the job runs, so
+        // the executor is alive here: hold it until `push` is done with it.
+        let held = Unmanaged.passRetained(self)
+        defer { held.release() }
         push(.job(UnownedJob(job)))
     }
 
