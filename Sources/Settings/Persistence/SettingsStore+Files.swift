@@ -355,9 +355,11 @@ struct Deadline {
         path = store.url?.path ?? "?"
     }
 
-    func check(lockedBy lock: String?) throws(SettingsError) {
+    /// Throws once the limit has passed; `lock` (the lock file to name, `nil` when the file was
+    /// settling rather than locked) is worked out only then, not at every retry.
+    func check(lockedBy lock: @autoclosure () -> String?) throws(SettingsError) {
         guard ContinuousClock.now - start > limit else { return }
-        if let lock {
+        if let lock = lock() {
             throw SettingsError(.fileLocked, path: path, detail: "another process held the lock \(lock) for longer than \(limit); not saved, the changes are kept and saved later")
         }
         throw SettingsError(.invalidFile, path: path, detail: "the file kept changing into something malformed for longer than \(limit); not saved, the changes are kept")
