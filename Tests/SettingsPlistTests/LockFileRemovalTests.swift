@@ -10,7 +10,7 @@ import Glibc
 /// (model-file saves, the tool beside a plain file), is never left behind when takers race: the
 /// one that created it is the one that holds it first.
 struct LockFileRemovalTests {
-    @Test(.timeLimit(.minutes(2))) func aLockFileItsCreatorRemovesIsNeverLeftWhenTakersRace() throws {
+    @Test(.timeLimit(hangLimit)) func aLockFileItsCreatorRemovesIsNeverLeftWhenTakersRace() throws {
         let scratch = try Scratch()
         let path = PlistFile.lockPath(for: scratch.file("profile.plist"))
         let failures = Mutex(0)

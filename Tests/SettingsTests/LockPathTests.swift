@@ -8,7 +8,7 @@ import Glibc
 /// The store locks the file `PlistFile.lockPath(for:)` names (the `settings` tool's test,
 /// `FileSafetyCLITests`, shows the tool does too): one lock for the library and the tool.
 struct LockPathTests {
-    @Test(.timeLimit(.minutes(1))) func theStoreTakesTheLockAtPlistFilesLockPathThroughLinks() async throws {
+    @Test(.timeLimit(hangLimit)) func theStoreTakesTheLockAtPlistFilesLockPathThroughLinks() async throws {
         let dir = try TemporaryDirectory()
         let dotfiles = dir.url.appending(path: "dotfiles")
         try FileManager.default.createDirectory(at: dotfiles, withIntermediateDirectories: true)

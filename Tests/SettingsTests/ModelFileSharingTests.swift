@@ -46,7 +46,7 @@ private final class ModelEditor {
 struct ModelFileSharingTests {
     /// Two processes load the same file; one changes `name`, the other `theme`. Whatever order
     /// they save in (one after the other, or at once), both changes are in the file.
-    @Test(.timeLimit(.minutes(1)), arguments: [false, true])
+    @Test(.timeLimit(hangLimit), arguments: [false, true])
     func twoProcessesChangingDifferentFieldsBothKeepTheirChange(atOnce: Bool) throws {
         for round in 0..<3 {
             let dir = try TemporaryDirectory()
