@@ -47,7 +47,7 @@ extension PlistFile {
     }
 
     /// Replaces the file at `path` with `data`, durably and atomically: see
-    /// ``replace(_:with:permissions:owner:)-([UInt8],_,_)``.
+    /// ``replace(_:with:permissions:owner:)-(_,[UInt8],_,_)``.
     ///
     /// ```swift
     /// try PlistFile.replace(path, with: try value.encoded(as: .binary), permissions: 0o600)
@@ -105,7 +105,7 @@ extension PlistFile {
         return identity
     }
 
-    /// The start of the names of ``replace(_:with:permissions:owner:)-([UInt8],_,_)``'s
+    /// The start of the names of ``replace(_:with:permissions:owner:)-(_,[UInt8],_,_)``'s
     /// temporary files beside `path`: `.NAME.tmp-`. They exist only while a writer holds the
     /// file's lock; any seen by a lock holder were left by a writer killed mid-save (see
     /// ``removeLeftoverTemporaryFiles(beside:)``).

@@ -38,7 +38,7 @@ public struct PersistenceOptions: Hashable, Sendable {
     ///
     /// - Parameters:
     ///   - lockTimeout: the longest wait for another process's lock (default 2 s).
-    ///   - maximumFileSize: the largest file read (default ``PlistFile/maximumSize``, 64 MiB,
+    ///   - maximumFileSize: the largest file read (default `PlistFile.maximumSize`, 64 MiB,
     ///     the limit the `settings` tool keeps too).
     ///   - settleDelay: how long a malformed file must stay as it is before it is moved aside (default 200 ms).
     ///   - quarantineLimit: how many moved-aside files are kept (default 3).

@@ -147,11 +147,11 @@ extension SettingsStore {
     ///
     /// The rules, as typed as possible so that `@Setting`s of any type can read the result:
     /// 1. text whose first non-blank character is `(`, `{`, `<`, `"` or `'` is read as a plist
-    ///    literal (``SettingsPlist/PlistValue/init(literal:options:inferringTypes:)`` with types
+    ///    literal (`PlistValue(literal:options:inferringTypes:)` with types
     ///    inferred, so `(1, 2)` is two integers); text that is not a valid literal is kept as a
     ///    plain string, as NSUserDefaults does, and the parse error is returned with it;
     /// 2. otherwise a bare number or Boolean is typed by
-    ///    ``SettingsPlist/PlistValue/inferredScalar(_:)``: `5` -> integer, `1.5` -> real,
+    ///    `PlistValue.inferredScalar(_:)`: `5` -> integer, `1.5` -> real,
     ///    `YES`/`no`/`true`/`False` -> bool; except that when `existing` (the value already in
     ///    the layers) is a string the text stays a string, and when it is a Bool `1` and `0`
     ///    read as `true` and `false`;

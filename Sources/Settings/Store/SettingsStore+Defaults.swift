@@ -46,7 +46,7 @@ extension SettingsStore {
     /// - Returns: the missing-default warnings (also sent to ``SettingsDiagnostics/handler``).
     /// - Throws: ``SettingsError`` with ``SettingsError/Code/missingFile`` for a missing file (the
     ///   root or a child pane), ``SettingsError/Code/invalidFile`` for one that cannot be read or
-    ///   parsed (the ``PlistError`` with its position inside), whose root is not a dictionary, or a
+    ///   parsed (the `PlistError` with its position inside), whose root is not a dictionary, or a
     ///   malformed `Settings.bundle` pane.
     @discardableResult
     public nonisolated func registerDefaults(contentsOf url: URL, checking settings: Any? = nil) throws(SettingsError) -> [SettingsDiagnostic] {

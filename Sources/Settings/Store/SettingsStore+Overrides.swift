@@ -21,7 +21,7 @@ extension SettingsStore {
     /// - Parameter url: the override file, XML or binary, whose root is a dictionary.
     /// - Throws: ``SettingsError`` with ``SettingsError/Code/missingFile`` when the file does not
     ///   exist, ``SettingsError/Code/invalidFile`` when it cannot be read or parsed (the
-    ///   ``PlistError`` with its position inside) or its root is not a dictionary. Nothing is
+    ///   `PlistError` with its position inside) or its root is not a dictionary. Nothing is
     ///   changed then.
     public nonisolated func loadOverrides(contentsOf url: URL) throws(SettingsError) {
         addOverrides(try Self.readDictionary(at: url))

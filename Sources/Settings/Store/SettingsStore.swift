@@ -154,7 +154,7 @@ public actor SettingsStore {
     nonisolated let executor = PersistenceExecutor()
 
     /// Every store runs its persistence on its own thread, never on Swift's cooperative pool
-    /// (see ``PersistenceExecutor``).
+    /// (see `PersistenceExecutor`).
     public nonisolated var unownedExecutor: UnownedSerialExecutor {
         executor.asUnownedSerialExecutor()
     }

@@ -8,7 +8,7 @@ extension SettingsTransformer where Value: FixedWidthInteger & Sendable {
     ///
     /// A stored integer outside `Value`'s range, or a `<real>` that is not a whole number, reads
     /// as a type mismatch (the default is used), never a trap. An integral `<real>` (`3.0`, as a
-    /// hand-edited file may hold) reads as the integer, as ``PlistDecoder`` does.
+    /// hand-edited file may hold) reads as the integer, as `PlistDecoder` does.
     ///
     /// ```swift
     /// @Setting("volume", default: 80, transformer: .integer) var volume: UInt8
@@ -76,8 +76,8 @@ extension SettingsTransformer where Value: RawRepresentable & Sendable, Value.Ra
 }
 
 extension SettingsTransformer where Value: Codable & Sendable {
-    /// Stores a `Codable` value as a nested plist value through ``PlistEncoder`` and
-    /// ``PlistDecoder``: a struct becomes a `<dict>` with one entry per property, never opaque
+    /// Stores a `Codable` value as a nested plist value through `PlistEncoder` and
+    /// `PlistDecoder`: a struct becomes a `<dict>` with one entry per property, never opaque
     /// `<data>`, so the file stays readable and editable.
     ///
     /// A stored value that does not decode (a missing field, a wrong type inside) reads as a type
@@ -101,7 +101,7 @@ extension SettingsTransformer where Value: Codable & Sendable {
     /// ```
     ///
     /// - Parameters:
-    ///   - encoder: encodes values to a ``PlistValue`` (its ``PlistEncoder/outputFormat`` is unused).
+    ///   - encoder: encodes values to a `PlistValue` (its `PlistEncoder.outputFormat` is unused).
     ///   - decoder: decodes stored values.
     public static func codable(encoder: PlistEncoder, decoder: PlistDecoder) -> SettingsTransformer<Value> {
         SettingsTransformer(

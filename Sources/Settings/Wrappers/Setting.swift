@@ -90,11 +90,13 @@ extension Setting {
     ///
     /// - Parameters:
     ///   - key: the key path (`"Network/timeout"`); omit it to derive the key from the property
-    ///     name (first letter capitalised) when the container is bound with ``SettingsStore/bind(_:)``.
+    ///     name (first letter capitalised) when the container is bound with ``SettingsStore/bind(_:to:)``.
     ///   - defaultValue: the value when no layer has one.
     ///   - store: the store (default: ``SettingsStore/shared``).
     ///   - rules: rules applied on read and write.
     ///   - transformer: how to store the value, instead of the type's own or a registered one.
+    ///   - fileID: where the setting is declared (filled in by the compiler), named in diagnostics.
+    ///   - line: the line it is declared on (filled in by the compiler).
     @inlinable
     public init(
         _ key: SettingsKey? = nil, default defaultValue: Value, store: SettingsStore = .shared,
@@ -119,6 +121,8 @@ extension Setting {
     ///   - store: the store (default: ``SettingsStore/shared``).
     ///   - rules: rules applied on read and write.
     ///   - transformer: how to store the value.
+    ///   - fileID: where the setting is declared (filled in by the compiler), named in diagnostics.
+    ///   - line: the line it is declared on (filled in by the compiler).
     @inlinable
     public init(
         _ key: SettingsKey? = nil, default defaultValue: Value, store: SettingsStore = .shared,
@@ -137,6 +141,8 @@ extension Setting {
     ///   - rules: rules applied on read and write.
     ///   - transformer: how to store the value.
     ///   - warnsWhenDefaultIsMissing: whether missing-default checks warn about it.
+    ///   - fileID: where the setting is declared (filled in by the compiler), named in diagnostics.
+    ///   - line: the line it is declared on (filled in by the compiler).
     @inlinable
     public init<Wrapped: Sendable>(
         _ key: SettingsKey? = nil, store: SettingsStore = .shared, rules: SettingRules<Wrapped> = .init(),
@@ -173,6 +179,8 @@ extension Setting {
     ///   - transformer: how to store the value.
     ///   - warnsWhenDefaultIsMissing: whether `registerDefaults(..., checking:)` warns when no
     ///     default is registered for this setting (MFDynamic's per-property opt-out).
+    ///   - fileID: where the setting is declared (filled in by the compiler), named in diagnostics.
+    ///   - line: the line it is declared on (filled in by the compiler).
     @inlinable
     public init<Wrapped: SettingsValue>(
         _ key: SettingsKey? = nil, store: SettingsStore = .shared, rules: SettingRules<Wrapped> = .init(),
@@ -228,6 +236,8 @@ public struct ReadOnlySetting<Value: Sendable>: Sendable {
     ///   - store: the store (default: ``SettingsStore/shared``).
     ///   - rules: rules applied on read.
     ///   - transformer: how the value is stored.
+    ///   - fileID: where the setting is declared (filled in by the compiler), named in diagnostics.
+    ///   - line: the line it is declared on (filled in by the compiler).
     public init(
         _ key: SettingsKey? = nil, default defaultValue: Value, store: SettingsStore = .shared,
         rules: SettingRules<Value> = .init(), transformer: SettingsTransformer<Value>? = nil,
@@ -248,6 +258,8 @@ public struct ReadOnlySetting<Value: Sendable>: Sendable {
     ///   - key: the key path, or `nil` to derive it from the property name once bound.
     ///   - store: the store (default: ``SettingsStore/shared``).
     ///   - warnsWhenDefaultIsMissing: whether missing-default checks warn about it.
+    ///   - fileID: where the setting is declared (filled in by the compiler), named in diagnostics.
+    ///   - line: the line it is declared on (filled in by the compiler).
     public init<Wrapped: SettingsValue>(
         _ key: SettingsKey? = nil, store: SettingsStore = .shared, warnsWhenDefaultIsMissing: Bool = true,
         fileID: String = #fileID, line: Int = #line
