@@ -53,9 +53,14 @@ enum PythonJSONSchema {
     static let isAvailable: Bool = (try? run(["-c", "import jsonschema"]).status) == 0
 
     static func run(_ arguments: [String]) throws -> (status: Int32, output: String) {
+        try launch(URL(filePath: "/usr/bin/env"), ["python3"] + arguments)
+    }
+
+    /// Runs `program` and returns its status and its standard output and error together.
+    static func launch(_ program: URL, _ arguments: [String]) throws -> (status: Int32, output: String) {
         let process = Process()
-        process.executableURL = URL(filePath: "/usr/bin/env")
-        process.arguments = ["python3"] + arguments
+        process.executableURL = program
+        process.arguments = arguments
         let out = Pipe()
         process.standardOutput = out
         process.standardError = out
@@ -153,6 +158,25 @@ struct SettingsSchemaTests {
             "key 'theme': \"blue\" does not fit \"enum\": [\"light\", \"dark\"]",
             "key 'autoPlay': \"yes\" does not fit \"type\": \"boolean\"",
         ])
+    }
+
+    /// The `settings` tool, built beside the test bundle, reads the schema the library wrote.
+    @Test func theToolChecksFilesAgainstTheSchemaTheLibraryWrote() async throws {
+        let dir = try TemporaryDirectory()
+        let store = SettingsStore.file(dir.file(), autosaveDelay: nil)
+        let settings = SchemaAppSettings(store: store)
+        settings.theme = .dark
+        try await store.flush()
+        let schemaPath = try SettingsSchema(of: settings).write(for: store)
+        var tool = URL(filePath: CommandLine.arguments[0]).deletingLastPathComponent()
+        while tool.path.contains(".xctest") { tool = tool.deletingLastPathComponent() }
+        tool = tool.appending(path: "settings")
+        let lint = try PythonJSONSchema.launch(tool, ["lint", "--schema", schemaPath, dir.file().path])
+        #expect(lint.status == 0, "\(lint.output)")
+        let write = try PythonJSONSchema.launch(tool, ["write", dir.file().path, "Network/retries", "11"])
+        #expect(write.status == 1)
+        #expect(write.output.contains("key 'Network/retries': 11 does not fit \"maximum\": 10"))
+        #expect(try PythonJSONSchema.launch(tool, ["write", dir.file().path, "Network/retries", "9"]).status == 0)
     }
 
     @Test(.enabled(if: PythonJSONSchema.isAvailable, "python3 with the jsonschema module is not installed (apt install python3-jsonschema; .ci/run installs it)"))
