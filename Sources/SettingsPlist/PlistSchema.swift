@@ -145,6 +145,29 @@ public struct PlistSchema: Sendable, Equatable {
         token.replacing("~", with: "~0").replacing("/", with: "~1")
     }
 
+    /// The schema that applies to the value at a key path: the `properties` entry (or the
+    /// `additionalProperties` schema) at each level, or `nil` when nothing specific applies.
+    ///
+    /// ```swift
+    /// schema.subschema(at: ["Network", "timeout"])?["type"]   // "number"
+    /// ```
+    ///
+    /// - Parameter keyPath: the keys from the root, one per dictionary level.
+    /// - Returns: the schema for that value, or `nil`.
+    public func subschema(at keyPath: [String]) -> PlistValue? {
+        var node = root
+        for key in keyPath {
+            if let property = node["properties"]?[key] {
+                node = property
+            } else if case .dictionary? = node["additionalProperties"], let additional = node["additionalProperties"] {
+                node = additional
+            } else {
+                return nil
+            }
+        }
+        return node
+    }
+
     // MARK: Validating values
 
     /// Every place where `value` does not fit the schema, in document order.

@@ -70,6 +70,16 @@ struct SchemaCLITests {
         #expect(try CLI.run(environment: env, "read", "App", "Network/timeout").stdout == "90\n")
     }
 
+    @Test func aBareNumberIsKeptAsTextWhereTheSchemaWantsText() throws {
+        let dir = try TempDir()
+        let env = try appWithSchema(in: dir)
+        #expect(try CLI.run(environment: env, "write", "App", "apiToken", "12345").status == 0)
+        #expect(try CLI.run(environment: env, "read-type", "App", "apiToken").stdout == "Type is string\n")
+        // Where the schema says nothing, a bare number is still a number.
+        #expect(try CLI.run(environment: env, "write", "App", "count", "3").status == 0)
+        #expect(try CLI.run(environment: env, "read-type", "App", "count").stdout == "Type is integer\n")
+    }
+
     @Test func aProblemAlreadyInTheFileDoesNotBlockAnUnrelatedWrite() throws {
         let dir = try TempDir()
         let env = try appWithSchema(in: dir)

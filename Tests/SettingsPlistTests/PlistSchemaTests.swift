@@ -51,6 +51,14 @@ struct PlistSchemaTests {
         ])
     }
 
+    @Test func subschemaFollowsPropertiesAndAdditionalProperties() throws {
+        #expect(schema.subschema(at: ["Network", "timeout"])?["maximum"] == 120)
+        #expect(schema.subschema(at: ["Network", "nope"]) == nil)
+        let open = try PlistSchema(["additionalProperties": ["type": "string"]])
+        #expect(open.subschema(at: ["any"])?["type"] == "string")
+        #expect(schema.subschema(at: []) == schema.root)
+    }
+
     @Test func integersAcceptWholeRealsAsJSONSchemaDoes() throws {
         let schema = try PlistSchema(["type": "integer"])
         #expect(schema.violations(of: 3.0).isEmpty)
