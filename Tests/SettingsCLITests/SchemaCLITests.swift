@@ -34,6 +34,13 @@ struct SchemaCLITests {
         return env
     }
 
+    @Test func schemaHasHelp() throws {
+        let out = try CLI.run("schema", "--help")
+        #expect(out.status == 0)
+        #expect(out.stdout.hasPrefix("usage: settings schema DOMAIN"))
+        #expect(try CLI.run("--help").stdout.contains("  schema    print the JSON Schema"))
+    }
+
     @Test func schemaPrintsWhatTheApplicationWrote() throws {
         let dir = try TempDir()
         let env = try appWithSchema(in: dir)

@@ -138,6 +138,17 @@ struct SettingsSchemaTests {
         #expect(try dir.permissions(of: URL(filePath: path)) == 0o600)
         #expect(try String(contentsOfFile: path, encoding: .utf8) == schema.jsonText())
         #expect(throws: SettingsError.self) { try schema.write(for: .inMemory()) }
+        // At first run, before anything was saved, the directory is made as a save would make it.
+        let fresh = SettingsStore.file(dir.url.appending(path: "App/settings.plist"), autosaveDelay: nil)
+        #expect(try schema.write(for: fresh) == dir.url.path + "/App/.settings.plist.meta/schema.json")
+    }
+
+    @Test func storedModelsAreObjectsWithTheirDefault() {
+        struct Profile: SettingsModel, Codable, Sendable { var name = "Ada" }
+        struct WithModel { @StoredModel("profile", store: .inMemory()) var profile: Profile }
+        let key = SettingsSchema(of: WithModel()).keys.first
+        #expect(key?.jsonType == "object")
+        #expect(key?.defaultValue == ["name": "Ada"])
     }
 
     @Test func checkerAgreesWithTheStoreOnGoodAndBadValues() async throws {

@@ -210,7 +210,8 @@ public struct SettingsSchema: Sendable, Equatable {
     /// try SettingsSchema(of: AppSettings()).write(for: .shared)
     /// ```
     ///
-    /// Nothing is written when the file already holds this exact schema.
+    /// Nothing is written when the file already holds this exact schema. The settings file's
+    /// directory is created (owner-only) when it is missing, as a save would.
     ///
     /// - Parameter store: a store with a file.
     /// - Returns: the path of the schema file.
@@ -223,9 +224,15 @@ public struct SettingsSchema: Sendable, Equatable {
             throw SettingsError(.invalidFile, detail: "an in-memory store has no file to write a schema beside")
         }
         let bytes = Array(try jsonText().utf8)
-        var target = url.path
+        let target: String
         do {
             target = try PlistFile.target(of: url.path).path
+        } catch {
+            throw SettingsError(.invalidFile, path: url.path, detail: "cannot write its schema: \(error)")
+        }
+        // At first run the settings file and its directory may not exist yet.
+        try SettingsFile.createDirectory(of: target)
+        do {
             let directory = try PlistFile.makeCompanionDirectory(for: target)
             let path = directory + "/" + PlistSchema.fileName
             if try PlistFile.read(path, limit: PlistSchema.maximumFileSize, followingLinks: false)?.bytes == bytes { return path }
