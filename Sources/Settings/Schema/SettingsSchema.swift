@@ -24,7 +24,7 @@ public import SettingsPlist
 /// try schema.write(for: .shared)   // ~/.config/App/.settings.plist.meta/schema.json
 /// ```
 ///
-/// How values map to JSON (what the schema describes, as ``PlistValue/jsonInstanceText()``
+/// How values map to JSON (what the schema describes, as `PlistValue.jsonInstanceText()`
 /// renders a settings file): `Int` and the other integers are `integer`, `Double` and `Float`
 /// `number`, `Bool` `boolean`, strings (and URLs, UUIDs, colors, raw values of string enums)
 /// `string`, `Date` a `string` with `"format": "date-time"` (ISO 8601), `Data` a `string` with
@@ -181,6 +181,7 @@ public struct SettingsSchema: Sendable, Equatable {
     /// The JSON Schema document as JSON text, two-space indented (dates in defaults as ISO
     /// 8601 strings, data as base64).
     ///
+    /// - Returns: the JSON text, ending in a newline.
     /// - Throws: ``SettingsError/Code/unstorable`` when a value in it has no JSON form (a UID).
     public func jsonText() throws(SettingsError) -> String {
         do {
@@ -190,20 +191,21 @@ public struct SettingsSchema: Sendable, Equatable {
         }
     }
 
-    /// The schema checker for this schema (``PlistSchema``), as the `settings` tool uses it.
+    /// The schema checker for this schema (`PlistSchema`), as the `settings` tool uses it.
     ///
     /// ```swift
     /// let problems = try SettingsSchema(of: AppSettings()).checker().violations(of: .dictionary(contents))
     /// ```
     ///
-    /// - Throws: ``PlistSchema/Invalid`` if the document uses a keyword it does not implement
+    /// - Returns: the checker.
+    /// - Throws: `PlistSchema.Invalid` if the document uses a keyword it does not implement
     ///   (it never does: the schema uses only what the checker knows).
     public func checker() throws(PlistSchema.Invalid) -> PlistSchema {
         try PlistSchema(jsonSchema)
     }
 
     /// Writes the schema into the companion directory of `store`'s file
-    /// (``PlistFile/companionDirectory(for:)``, `.settings.plist.meta/schema.json` beside it),
+    /// (`PlistFile.companionDirectory(for:)`, `.settings.plist.meta/schema.json` beside it),
     /// atomically and owner-only, where the `settings` tool finds it.
     ///
     /// ```swift
