@@ -48,8 +48,8 @@ fileprivate func sample_DefaultsAndLayers_86() async throws {
     _ = problems
 }
 
-// Docs/DefaultsAndLayers.md:151
-fileprivate func sample_DefaultsAndLayers_151() async throws {
+// Docs/DefaultsAndLayers.md:153
+fileprivate func sample_DefaultsAndLayers_153() async throws {
     try store.registerDefaults(contentsOf: optionsURL)     // ["API": ["host": "example.com", "port": 443]]
     try store.loadOverrides(contentsOf: stagingURL)        // ["API": ["host": "staging.example.com"]]
     let host = store["API/host"]                           // "staging.example.com", from .overrides
@@ -58,8 +58,8 @@ fileprivate func sample_DefaultsAndLayers_151() async throws {
     _ = port
 }
 
-// Docs/DefaultsAndLayers.md:163
-fileprivate func sample_DefaultsAndLayers_163() async throws {
+// Docs/DefaultsAndLayers.md:165
+fileprivate func sample_DefaultsAndLayers_165() async throws {
     store.setVolatile(5, for: "Network/timeout")            // until the process ends
     store.applyArguments()        // this process's arguments: NSUserDefaults' -key value (myapp -Network/timeout 5)
     store.applyEnvironment(prefix: "MYAPP")                  // MYAPP_Network__timeout=5

@@ -119,6 +119,18 @@ struct SettingsSchemaTests {
         #expect(document["properties"]?.dictionaryValue?.keys == ["autoPlay", "Network", "theme", "apiToken", "lastSeen", "avatar"])
     }
 
+    @Test func integerTypesNarrowerThanAPlistIntegerGetTheirRange() {
+        struct Widths {
+            @Setting("small", default: 1, store: .inMemory()) var small: UInt8
+            @Setting("count", default: 1, store: .inMemory()) var count: UInt
+            @Setting("plain", default: 1, store: .inMemory()) var plain: Int
+            @Setting("level", default: 1, store: .inMemory(), rules: .clamp(-3...3)) var level: Int8
+        }
+        let keys = SettingsSchema(of: Widths()).keys
+        #expect(keys.map(\.minimum) == [0, 0, nil, -3])
+        #expect(keys.map(\.maximum) == [255, nil, nil, 3])
+    }
+
     @Test func secretDefaultsStayOutOfTheSchema() {
         struct Secrets {
             @Setting("Service/token", default: "s3cr3t", store: .inMemory()) var token: String

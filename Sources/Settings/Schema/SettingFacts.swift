@@ -48,6 +48,8 @@ struct SettingFacts: Sendable {
         if let (lower, upper) = rules.bounds {
             facts.minimum = encode(lower)
             facts.maximum = encode(upper)
+        } else if builtIn, let integer = Stored.self as? any FixedWidthInteger.Type {
+            (facts.minimum, facts.maximum) = limits(of: integer)
         }
         if let cases = Stored.self as? any CaseIterable.Type {
             facts.allowedValues = allCases(of: cases).compactMap { ($0 as? Stored).flatMap(encode) }
@@ -55,6 +57,14 @@ struct SettingFacts: Sendable {
         }
         if builtIn { facts.declaredJSONType = jsonType(of: Stored.self) }
         return facts
+    }
+
+    /// The range an integer type narrower than a plist integer reads (`UInt8`: 0...255; `UInt`:
+    /// at least 0): a stored value outside it is a type mismatch.
+    private static func limits<T: FixedWidthInteger>(of type: T.Type) -> (PlistValue?, PlistValue?) {
+        let minimum = T.isSigned && T.bitWidth >= 64 ? nil : PlistInteger(exactly: T.min).map(PlistValue.integer)
+        let maximum = T.bitWidth >= 64 ? nil : PlistInteger(exactly: T.max).map(PlistValue.integer)
+        return (minimum, maximum)
     }
 
     /// Every case of a `CaseIterable` type.
