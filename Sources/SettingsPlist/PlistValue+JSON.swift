@@ -1,3 +1,9 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
 extension PlistValue {
     /// The value as plain JSON, as `plutil -convert json` writes it: dictionaries (in order),
     /// arrays, strings, numbers and Booleans, indented by two spaces.
@@ -13,14 +19,16 @@ extension PlistValue {
     ///   ``PlistError/codingPath`` (`servers[2]/started` style).
     public func jsonText() throws(PlistError) -> String {
         var out: [UInt8] = []
-        try PlainJSONWriter.write(self, path: "", indent: 0, into: &out)
+        try PlainJSONWriter.write(self, path: "", indent: 0, datesAndDataAsText: false, into: &out)
         return String(decoding: out, as: UTF8.self)
     }
 }
 
-/// Writes plain JSON (see ``PlistValue/jsonText()``).
+/// Writes plain JSON (see ``PlistValue/jsonText()``), or with `datesAndDataAsText` the JSON a
+/// schema validator checks (``PlistValue/jsonInstanceText()``): dates as ISO 8601 strings, data
+/// as base64 strings.
 enum PlainJSONWriter {
-    static func write(_ value: PlistValue, path: String, indent: Int, into out: inout [UInt8]) throws(PlistError) {
+    static func write(_ value: PlistValue, path: String, indent: Int, datesAndDataAsText: Bool, into out: inout [UInt8]) throws(PlistError) {
         let pad = Array(repeating: UInt8(ascii: " "), count: 2 * (indent + 1))
         let closePad = Array(repeating: UInt8(ascii: " "), count: 2 * indent)
         switch value {
@@ -31,7 +39,7 @@ enum PlainJSONWriter {
                 out += pad
                 TypedJSONWriter.appendString(key, into: &out)
                 out += Array(": ".utf8)
-                try write(child, path: path.isEmpty ? key : path + "/" + key, indent: indent + 1, into: &out)
+                try write(child, path: path.isEmpty ? key : path + "/" + key, indent: indent + 1, datesAndDataAsText: datesAndDataAsText, into: &out)
                 out += Array((i == dict.count - 1 ? "\n" : ",\n").utf8)
             }
             out += closePad + Array("}".utf8)
@@ -40,7 +48,7 @@ enum PlainJSONWriter {
             out += Array("[\n".utf8)
             for (i, child) in items.enumerated() {
                 out += pad
-                try write(child, path: path + "[\(i)]", indent: indent + 1, into: &out)
+                try write(child, path: path + "[\(i)]", indent: indent + 1, datesAndDataAsText: datesAndDataAsText, into: &out)
                 out += Array((i == items.count - 1 ? "\n" : ",\n").utf8)
             }
             out += closePad + Array("]".utf8)
@@ -49,6 +57,12 @@ enum PlainJSONWriter {
         case .integer(let i): out += Array("\(i)".utf8)
         case .real(let r) where r.isFinite:
             out += Array((r == r.rounded() && abs(r) < 1e15 ? "\(Int64(r)).0" : "\(r)").utf8)
+        case .date(let d) where datesAndDataAsText:
+            guard let text = PlistDate.isoText(d.timeIntervalSinceReferenceDate, fraction: true) else {
+                throw PlistError(.unencodable, "the date has no ISO 8601 form", codingPath: path)
+            }
+            TypedJSONWriter.appendString(text, into: &out)
+        case .data(let d) where datesAndDataAsText: TypedJSONWriter.appendString(d.base64EncodedString(), into: &out)
         default:
             throw PlistError(.unencodable, "\(value.typeName) has no JSON form", codingPath: path)
         }

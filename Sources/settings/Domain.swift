@@ -133,6 +133,8 @@ struct Domain {
         // Refuse a malformed or unreadable file before anything else touches the directory.
         let before = try existingContents(at: target)
         if before == nil && !creating { throw missing }
+        // The schema the application wrote beside the file, if any: a change must fit it.
+        let schema = try SchemaFile.beside(target)
         if before == nil { try Files.createDirectories(for: target) }
         let lock = try Files.lock(for: target, path: path, isApplication: isApplication)
         defer { Files.unlock(lock, isApplication: isApplication) }
@@ -152,6 +154,7 @@ struct Domain {
         let original = dictionary
         try body(&dictionary)
         guard dictionary != original || before == nil else { return }
+        try schema?.checkChange(from: original, to: dictionary, file: path)
         var bytes: [UInt8]
         do {
             bytes = try PlistValue.dictionary(dictionary).encodedBytes(as: syntax == .binary ? .binary : .xml)

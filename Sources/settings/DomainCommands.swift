@@ -94,7 +94,9 @@ enum WriteCommand: Command {
         with { ( < " or ' is read in the plist-literal syntax `defaults write` takes:
         '{ a = 1; }', '( x, y )', '<0fbd>', '"quoted text"', and exits 1 when it does not parse;
         bare numbers and YES/NO become numbers and Booleans (quote them to keep text: '"42"'),
-        unless KEY already holds a string; any other text is stored as it is.
+        unless KEY already holds a string or the domain's schema (settings schema) says it is
+        text; any other text is stored as it is. When the application wrote a schema beside the
+        domain, a value that does not fit it is refused (exit 1, nothing changed).
         -array and -dict values are strings. The file is changed under the Settings library's
         lock, keeping its format, permissions and owner; a file that does not parse is refused
         and left as it is.
@@ -123,6 +125,9 @@ enum WriteCommand: Command {
             }
             throw .usage("write: expected one VALUE (quote it, or use -array / -dict)")
         }
+        // A bare number or YES/NO is kept as text where the application's schema wants text.
+        let schemaWantsText = try SchemaFile.beside(Files.target(of: domain.path).path)?.schema
+            .subschema(at: key.components)?["type"] == "string"
         try domain.edit(creating: true) { contents throws(CLIError) in
             let existing = contents.value(at: key)
             let value: PlistValue
@@ -149,7 +154,7 @@ enum WriteCommand: Command {
             case let flag?:
                 value = try typed(flag, Array(rest.dropFirst()), domain: domain, key: key)
             case nil:
-                value = try untypedValue(rest[0], existing: existing, domain: domain, key: key)
+                value = try untypedValue(rest[0], existing: existing, wantsText: schemaWantsText, domain: domain, key: key)
             }
             do throws(CLIError) {
                 try contents.setValue(value, at: key)
@@ -169,9 +174,10 @@ enum WriteCommand: Command {
 
     /// An untyped VALUE: a bare number or Boolean is typed (unless the key holds a string); text
     /// that opens a plist literal must parse as one; anything else is text as it is.
-    static func untypedValue(_ text: String, existing: PlistValue?, domain: Domain, key: KeyPath) throws(CLIError) -> PlistValue {
+    static func untypedValue(_ text: String, existing: PlistValue?, wantsText: Bool, domain: Domain, key: KeyPath) throws(CLIError) -> PlistValue {
         if let scalar = PlistValue.inferredScalar(text) {
             if case .string? = existing { return .string(text) }
+            if wantsText { return .string(text) }
             return scalar
         }
         guard let first = text.first(where: { !$0.isWhitespace }), "{(<\"'".contains(first) else { return .string(text) }

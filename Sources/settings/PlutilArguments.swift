@@ -20,6 +20,8 @@ struct PlutilArguments {
     var silent = false
     /// `--strict` (lint).
     var strict = false
+    /// `--schema SCHEMA` (lint): a JSON Schema every file must fit.
+    var schema: String?
     /// `-append` (insert).
     var append = false
     /// `-expect TYPE` (extract, type).
@@ -59,6 +61,7 @@ struct PlutilArguments {
             case "-n": noNewline = true
             case "-s": silent = true
             case "--strict": strict = true
+            case "--schema": schema = try next(arg)
             case "-append": append = true
             case "-expect": expect = try next(arg)
             case "-array", "-dictionary", "-dict":

@@ -100,7 +100,14 @@ enum StoredModelConversion<Model: SettingsModel> {
                 }
             },
             typeName: { "\(Model.self)" },
-            reusesUnchangedStoredValue: true
+            reusesUnchangedStoredValue: true,
+            facts: {
+                var facts = SettingFacts()
+                facts.typeName = "\(Model.self)"
+                facts.defaultValue = (try? ModelArchive<Model>.save(defaultValue, over: nil, memory: nil, source: "the default"))
+                    .map(PlistValue.dictionary)
+                return facts
+            }
         )
     }
 

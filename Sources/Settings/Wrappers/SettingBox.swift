@@ -10,6 +10,8 @@ protocol AnySettingBox: AnyObject, Sendable {
     var hasDefaultInCode: Bool { get }
     var warnsWhenDefaultIsMissing: Bool { get }
     var typeName: String { get }
+    /// What the setting tells a schema (``SettingsSchema``): asked only when one is built.
+    var facts: SettingFacts { get }
     /// Gives a key-less setting its key (and store); a setting with a key keeps it.
     func bind(derivedKey: SettingsKey, store: SettingsStore?)
 }
@@ -77,17 +79,21 @@ final class SettingBox<Value: Sendable>: AnySettingBox {
         /// Whether a stored value equal to the one last converted reuses the cached value (for
         /// conversions that cost more than a comparison, such as decoding a model).
         @usableFromInline var reusesUnchangedStoredValue: Bool
+        /// What the setting tells a schema; never called on a read or a write.
+        @usableFromInline var facts: @Sendable () -> SettingFacts
 
         @inlinable init(
             read: @escaping @Sendable (PlistValue?, Context) -> Value,
             write: @escaping @Sendable (Value, Context) -> PlistValue??,
             typeName: @escaping @Sendable () -> String,
-            reusesUnchangedStoredValue: Bool = false
+            reusesUnchangedStoredValue: Bool = false,
+            facts: @escaping @Sendable () -> SettingFacts = { SettingFacts() }
         ) {
             self.read = read
             self.write = write
             self.typeName = typeName
             self.reusesUnchangedStoredValue = reusesUnchangedStoredValue
+            self.facts = facts
         }
     }
 
@@ -174,7 +180,13 @@ final class SettingBox<Value: Sendable>: AnySettingBox {
                     return nil
                 }
             },
-            typeName: { active().typeName }
+            typeName: { active().typeName },
+            facts: {
+                let transformer = active()
+                let builtIn = !explicit && SettingsTransformers.registered(for: Stored.self) == nil
+                return SettingFacts.of(transformer: transformer, builtIn: builtIn, rules: rules,
+                                       defaultInCode: hasDefaultInCode ? { unwrap(wrap(nil)) } : nil)
+            }
         )
         self.init(key: key, store: store, conversion: conversion, hasDefaultInCode: hasDefaultInCode,
                   warnsWhenDefaultIsMissing: warnsWhenDefaultIsMissing, declaredAt: declaredAt)
@@ -183,6 +195,12 @@ final class SettingBox<Value: Sendable>: AnySettingBox {
     var key: SettingsKey? { state.locked { $0.key } }
     var store: SettingsStore { state.locked { $0.store } }
     var typeName: String { conversion.typeName() }
+
+    var facts: SettingFacts {
+        var facts = conversion.facts()
+        if facts.typeName.isEmpty { facts.typeName = typeName }
+        return facts
+    }
 
     func bind(derivedKey: SettingsKey, store: SettingsStore?) {
         state.locked { s in

@@ -17,6 +17,10 @@ public struct SettingRules<Value: Sendable>: Sendable {
     }
 
     @usableFromInline var rules: [Rule] = []
+    /// The range every ``clamp(_:)`` so far lets through (their intersection; the last range
+    /// when they do not meet), for ``SettingsSchema``'s `minimum` and `maximum`. Never read on a
+    /// read or a write.
+    var bounds: (lower: Value, upper: Value)?
 
     /// No rules.
     public init() {}
@@ -132,7 +136,13 @@ extension SettingRules where Value: Comparable {
     ///
     /// - Parameter range: the allowed values.
     public func clamp(_ range: ClosedRange<Value>) -> SettingRules {
-        adding("clamp(\(range.lowerBound)...\(range.upperBound))") { value in
+        var copy = self
+        if let (lower, upper) = bounds, max(lower, range.lowerBound) <= min(upper, range.upperBound) {
+            copy.bounds = (max(lower, range.lowerBound), min(upper, range.upperBound))
+        } else {
+            copy.bounds = (range.lowerBound, range.upperBound)
+        }
+        return copy.adding("clamp(\(range.lowerBound)...\(range.upperBound))") { value in
             value.map { min(max($0, range.lowerBound), range.upperBound) }
         }
     }

@@ -1,0 +1,91 @@
+import SettingsPlist
+
+/// A JSON Schema the tool checks settings files against (``PlistSchema``): one given with
+/// `lint --schema`, or the one an application wrote beside its settings file
+/// (`SettingsSchema.write(for:)`: `.settings.plist.meta/schema.json`).
+struct SchemaFile {
+    let schema: PlistSchema
+    /// The file as read.
+    let bytes: [UInt8]
+    /// Where it was read from, for messages.
+    let path: String
+
+    /// Reads the schema file at `path`.
+    static func read(_ path: String) throws(CLIError) -> SchemaFile {
+        try parse(Files.read(path), path: path)
+    }
+
+    /// The schema in the companion directory of the settings file `target` (after the link
+    /// rule), or `nil` when there is none. A companion directory that is not safe to read, or a
+    /// schema that does not parse or uses keywords the checker does not implement, is an error.
+    static func beside(_ target: String) throws(CLIError) -> SchemaFile? {
+        let directory: String?
+        do {
+            directory = try PlistFile.existingCompanionDirectory(for: target)
+        } catch {
+            throw .failure("\(target): cannot use its schema: \(error)")
+        }
+        guard let directory else { return nil }
+        let path = directory + "/" + PlistSchema.fileName
+        let contents: PlistFile.Contents?
+        do {
+            contents = try PlistFile.read(path, limit: PlistSchema.maximumFileSize, followingLinks: false)
+        } catch {
+            if error.isMissing { return nil }
+            throw .failure("\(path): cannot read the schema: \(error)")
+        }
+        guard let contents else { return nil }
+        return try parse(contents.bytes, path: path)
+    }
+
+    private static func parse(_ bytes: [UInt8], path: String) throws(CLIError) -> SchemaFile {
+        var reader = JSONReader(bytes)
+        let value: PlistValue
+        do {
+            value = try reader.read()
+        } catch {
+            throw .failure("\(error.inFile(path).description) (the schema is not JSON)")
+        }
+        do {
+            return SchemaFile(schema: try PlistSchema(value), bytes: bytes, path: path)
+        } catch {
+            throw .failure("\(path): \(error)")
+        }
+    }
+
+    /// Refuses a change that makes `after` break a rule `before` did not break (problems the
+    /// file already had elsewhere do not block an unrelated write), naming key, value and rule.
+    func checkChange(from before: PlistDictionary, to after: PlistDictionary, file: String) throws(CLIError) {
+        let known = Set(schema.violations(of: .dictionary(before)))
+        let new = schema.violations(of: .dictionary(after)).filter { !known.contains($0) }
+        guard let first = new.first else { return }
+        let more = new.count > 1 ? " (and \(new.count - 1) more)" : ""
+        throw .failure("\(file): \(first)\(more), by the schema \(path); not changed")
+    }
+}
+
+/// `settings schema DOMAIN`: prints the JSON Schema the application wrote for its settings.
+enum SchemaCommand: Command {
+    static let name = "schema"
+    static let summary = "print the JSON Schema an application wrote for its settings"
+    static let usage = """
+        usage: settings schema DOMAIN
+
+        Prints the JSON Schema (draft 2020-12) the application wrote for DOMAIN with the Settings
+        library's SettingsSchema.write(for:), kept in .settings.plist.meta/schema.json beside the
+        settings file. When it exists, `settings write` refuses values that do not fit it; check
+        any file against a schema with `settings lint --schema SCHEMA FILE`. Exits 1 when DOMAIN
+        has no schema.
+        """
+
+    static func run(_ arguments: [String]) throws(CLIError) {
+        let positional = try plainArguments(arguments, command: name)
+        guard positional.count == 1 else { throw .usage("schema: expected DOMAIN") }
+        let domain = try Domain(positional[0])
+        let target = try Files.target(of: domain.path).path
+        guard let schema = try SchemaFile.beside(target) else {
+            throw .failure("\(domain.path): no schema: the application writes one with SettingsSchema.write(for:) into \(PlistFile.companionDirectory(for: target))/\(PlistSchema.fileName)")
+        }
+        Console.write(schema.bytes)
+    }
+}
