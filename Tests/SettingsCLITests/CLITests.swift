@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import SettingsTestSupport
 
 /// Runs the built `settings` binary as a subprocess.
 struct CLI {
@@ -48,24 +49,6 @@ struct CLI {
     }
 }
 
-/// A fresh directory per test, removed when the test ends.
-final class TempDir {
-    let url: URL
-    init() throws {
-        url = FileManager.default.temporaryDirectory.appending(path: "settings-cli-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    }
-    deinit { try? FileManager.default.removeItem(at: url) }
-
-    func file(_ name: String, _ contents: String) throws -> String {
-        let u = url.appending(path: name)
-        try Data(contents.utf8).write(to: u)
-        return u.path
-    }
-
-    func path(_ name: String) -> String { url.appending(path: name).path }
-}
-
 struct CLITests {
     let sample = """
         <?xml version="1.0" encoding="UTF-8"?>
@@ -84,8 +67,8 @@ struct CLITests {
         """
 
     @Test func printsTypedJSON() throws {
-        let dir = try TempDir()
-        let file = try dir.file("a.plist", sample)
+        let dir = try TemporaryDirectory()
+        let file = try dir.write("a.plist", sample).path
         let out = try CLI.run("print", "--typed-json", file)
         #expect(out.status == 0)
         #expect(out.stdout == #"{"dict": [["name", {"string": "Ada & co"}], ["count", {"int": -3}], ["on", {"bool": true}]]}"# + "\n")
@@ -93,8 +76,8 @@ struct CLITests {
     }
 
     @Test func malformedFileExitsOneWithOneLineNamingFileAndPosition() throws {
-        let dir = try TempDir()
-        let file = try dir.file("bad.plist", "<plist><dict>\n<key>a</key>\n<integr>1</integr></dict></plist>")
+        let dir = try TemporaryDirectory()
+        let file = try dir.write("bad.plist", "<plist><dict>\n<key>a</key>\n<integr>1</integr></dict></plist>").path
         let out = try CLI.run("print", "--typed-json", file)
         #expect(out.status == 1)
         #expect(out.stdout.isEmpty)
@@ -129,8 +112,8 @@ struct CLITests {
     }
 
     @Test func convertsBetweenFormatsAndBack() throws {
-        let dir = try TempDir()
-        let file = try dir.file("a.plist", sample)
+        let dir = try TemporaryDirectory()
+        let file = try dir.write("a.plist", sample).path
         let binary = dir.path("a.bplist"), xml = dir.path("b.plist")
         #expect(try CLI.run("convert", "binary1", file, "-o", binary).status == 0)
         #expect(try Data(contentsOf: URL(filePath: binary)).prefix(8) == Data("bplist00".utf8))
@@ -139,16 +122,16 @@ struct CLITests {
     }
 
     @Test func convertsTypedJSONInput() throws {
-        let dir = try TempDir()
-        let json = try dir.file("v.json", #"{"dict": [["big", {"int": 18446744073709551615}]]}"#)
+        let dir = try TemporaryDirectory()
+        let json = try dir.write("v.json", #"{"dict": [["big", {"int": 18446744073709551615}]]}"#).path
         let out = dir.path("v.plist")
         #expect(try CLI.run("convert", "xml", json, "-o", out).status == 0)
         #expect(try CLI.run("print", "--typed-json", out).stdout == #"{"dict": [["big", {"int": 18446744073709551615}]]}"# + "\n")
     }
 
     @Test func convertWithoutOutputReplacesTheInput() throws {
-        let dir = try TempDir()
-        let file = try dir.file("a.plist", sample)
+        let dir = try TemporaryDirectory()
+        let file = try dir.write("a.plist", sample).path
         #expect(try CLI.run("convert", "binary1", file).status == 0)
         #expect(try Data(contentsOf: URL(filePath: file)).prefix(6) == Data("bplist".utf8))
     }

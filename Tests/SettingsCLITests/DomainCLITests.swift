@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import SettingsTestSupport
 
 extension CLI {
     /// Runs the tool with an environment (for domains resolved by application name).
@@ -10,7 +11,7 @@ extension CLI {
 
 struct DomainCLITests {
     @Test func writeThenReadKeysAndNamespaces() throws {
-        let dir = try TempDir()
+        let dir = try TemporaryDirectory()
         let file = dir.path("d.plist")
         #expect(try CLI.run("write", file, "autoPlay", "YES").status == 0)
         #expect(try CLI.run("write", file, "Network/timeout", "30").status == 0)
@@ -34,7 +35,7 @@ struct DomainCLITests {
     }
 
     @Test func domainsByApplicationNameLiveInTheConfigDirectory() throws {
-        let dir = try TempDir()
+        let dir = try TemporaryDirectory()
         let env = ["XDG_CONFIG_HOME": dir.url.path]
         #expect(try CLI.run(environment: env, "write", "MyApp", "volume", "-float", "0.5").status == 0)
         #expect(FileManager.default.fileExists(atPath: dir.path("MyApp/settings.plist")))
@@ -42,7 +43,7 @@ struct DomainCLITests {
     }
 
     @Test func missingDomainsAndKeysExitOneNamingFileAndKey() throws {
-        let dir = try TempDir()
+        let dir = try TemporaryDirectory()
         let file = dir.path("d.plist")
         let missingDomain = try CLI.run("read", file)
         #expect(missingDomain.status == 1)
@@ -58,7 +59,7 @@ struct DomainCLITests {
     }
 
     @Test func deleteRemovesAKeyOrEveryKey() throws {
-        let dir = try TempDir()
+        let dir = try TemporaryDirectory()
         let file = dir.path("d.plist")
         _ = try CLI.run("write", file, "a", "1")
         _ = try CLI.run("write", file, "Net/b", "2")
@@ -69,13 +70,13 @@ struct DomainCLITests {
     }
 
     @Test func importReplacesAndExportWrites() throws {
-        let dir = try TempDir()
+        let dir = try TemporaryDirectory()
         let file = dir.path("d.plist")
         _ = try CLI.run("write", file, "old", "1")
-        let source = try dir.file("in.plist", """
+        let source = try dir.write("in.plist", """
             <?xml version="1.0" encoding="UTF-8"?>
             <plist version="1.0"><dict><key>new</key><string>x</string></dict></plist>
-            """)
+            """).path
         #expect(try CLI.run("import", file, source).status == 0)
         #expect(try CLI.run("keys", file).stdout == "new\n")
         let out = dir.path("out.plist")
@@ -85,7 +86,7 @@ struct DomainCLITests {
     }
 
     @Test func concurrentWritersLoseNothing() throws {
-        let dir = try TempDir()
+        let dir = try TemporaryDirectory()
         let file = dir.path("shared.plist")
         var processes: [Process] = []
         for i in 0..<8 {
@@ -102,7 +103,7 @@ struct DomainCLITests {
     }
 
     @Test func printJSONAndConvertJSON() throws {
-        let dir = try TempDir()
+        let dir = try TemporaryDirectory()
         let file = dir.path("d.plist")
         _ = try CLI.run("write", file, "a", "1")
         _ = try CLI.run("write", file, "b", "-array", "x")
@@ -117,9 +118,9 @@ struct DomainCLITests {
     }
 
     @Test func lintReportsEachFileWithItsPosition() throws {
-        let dir = try TempDir()
-        let good = try dir.file("good.plist", "<plist><dict/></plist>")
-        let bad = try dir.file("bad.plist", "<plist><dict>\n<key>a</key>\n<integr>1</integr></dict></plist>")
+        let dir = try TemporaryDirectory()
+        let good = try dir.write("good.plist", "<plist><dict/></plist>").path
+        let bad = try dir.write("bad.plist", "<plist><dict>\n<key>a</key>\n<integr>1</integr></dict></plist>").path
         let result = try CLI.run("lint", good, bad)
         #expect(result.status == 1)
         #expect(result.stdout == "\(good): OK\n")
@@ -128,7 +129,7 @@ struct DomainCLITests {
     }
 
     @Test func diffListsAddedRemovedAndChangedKeyPaths() throws {
-        let dir = try TempDir()
+        let dir = try TemporaryDirectory()
         let a = dir.path("a.plist"), b = dir.path("b.plist")
         for (file, args) in [(a, ["Net/timeout", "30"]), (a, ["gone", "1"]), (b, ["Net/timeout", "60"]), (b, ["added", "\"x\""])] {
             _ = try CLI.run("write", file, args[0], args[1])

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import SettingsTestSupport
 
 /// Runs the built `SettingsExample` the way the README says, with its files in a fresh
 /// `XDG_CONFIG_HOME`: a second run must show what the first one saved.
@@ -28,9 +29,8 @@ struct ExampleTests {
     }
 
     @Test func secondRunShowsWhatTheFirstSavedAndResetStartsOver() throws {
-        let home = FileManager.default.temporaryDirectory.appending(path: "settings-example-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: home) }
+        let temporary = try TemporaryDirectory()
+        let home = temporary.url
         let file = home.appending(path: "SettingsExample/settings.plist").path
 
         let first = try Self.runExample([], configHome: home)
@@ -58,9 +58,8 @@ struct ExampleTests {
     }
 
     @Test func everyHeadingHasOutputUnderIt() throws {
-        let home = FileManager.default.temporaryDirectory.appending(path: "settings-example-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: home) }
+        let temporary = try TemporaryDirectory()
+        let home = temporary.url
         let lines = try Self.runExample([], configHome: home).output.split(separator: "\n", omittingEmptySubsequences: false)
         for (index, line) in lines.enumerated() where line.first?.isNumber == true && line.contains(". ") {
             let next = index + 1 < lines.count ? lines[index + 1] : ""

@@ -4,6 +4,7 @@ import Testing
 #if canImport(Glibc)
 import Glibc
 #endif
+import SettingsTestSupport
 
 /// The tool's file handling goes through `PlistFile`: the library's lock file, link rule and
 /// size limit.
@@ -15,9 +16,9 @@ struct FileSafetyCLITests {
     /// The tool waits for the lock at `PlistFile.lockPath(for:)` (the library's, see
     /// `LockPathTests` in SettingsTests), computed through a link to the file it leads to.
     @Test func theToolTakesTheLockAtTheLibrarysLockPath() throws {
-        let dir = try TempDir()
+        let dir = try TemporaryDirectory()
         try FileManager.default.createDirectory(at: dir.url.appending(path: "dotfiles"), withIntermediateDirectories: true)
-        let real = try dir.file("dotfiles/app.plist", Self.plist)
+        let real = try dir.write("dotfiles/app.plist", Self.plist).path
         #expect(symlink(real, dir.path("settings.plist")) == 0)
         let lock = try #require(try PlistFile.tryLock(PlistFile.lockPath(for: real)))
         let out = try CLI.run("write", dir.path("settings.plist"), "k", "2")
@@ -30,16 +31,16 @@ struct FileSafetyCLITests {
 
     @Test(arguments: [["write", "FILE", "k", "2"], ["delete", "FILE", "k"], ["insert", "n", "-integer", "1", "FILE"]])
     func editingAPlainFileLeavesNoLockFileBesideIt(command: [String]) throws {
-        let dir = try TempDir()
-        let file = try dir.file("Defaults.plist", Self.plist)
+        let dir = try TemporaryDirectory()
+        let file = try dir.write("Defaults.plist", Self.plist).path
         let out = try CLI.run(command.map { $0 == "FILE" ? file : $0 }, environment: [:])
         #expect(out.status == 0, "\(out.stderr)")
         #expect(try dir.listing() == ["Defaults.plist"])
     }
 
     @Test func aLockFileAProgramMadeStaysAndAnApplicationDomainKeepsItsOwn() throws {
-        let dir = try TempDir()
-        let file = try dir.file("settings.plist", Self.plist)
+        let dir = try TemporaryDirectory()
+        let file = try dir.write("settings.plist", Self.plist).path
         try Data().write(to: URL(filePath: PlistFile.lockPath(for: file)))  // made by a program's store
         #expect(try CLI.run("write", file, "k", "2").status == 0)
         #expect(try dir.listing() == [".settings.plist.lock", "settings.plist"])
@@ -54,8 +55,8 @@ struct FileSafetyCLITests {
     /// leads to: not a file that is not a property list, not through a link of another user's,
     /// not into a directory of another user's.
     @Test func writeThroughAHostileLinkLeavesItsTargetByteIdentical() throws {
-        let dir = try TempDir()
-        let passwd = try dir.file("passwd", "root:x:0:0:root:/root:/bin/bash\n")
+        let dir = try TemporaryDirectory()
+        let passwd = try dir.write("passwd", "root:x:0:0:root:/root:/bin/bash\n").path
         let before = try dir.bytes("passwd")
         #expect(symlink(passwd, dir.path("app.plist")) == 0)
         var out = try CLI.run("write", dir.path("app.plist"), "k", "1")
@@ -64,7 +65,7 @@ struct FileSafetyCLITests {
         #expect(try dir.listing() == ["app.plist", "passwd"])  // no lock, no quarantine, no temporary file
         guard geteuid() == 0 else { return }
         // A link that belongs to another user, even to a real property list.
-        let plist = try dir.file("theirs.plist", Self.plist)
+        let plist = try dir.write("theirs.plist", Self.plist).path
         let plistBefore = try dir.bytes("theirs.plist")
         #expect(symlink(plist, dir.path("foreign.plist")) == 0 && lchown(dir.path("foreign.plist"), 4321, 4321) == 0)
         out = try CLI.run("write", dir.path("foreign.plist"), "k", "2")
@@ -83,7 +84,7 @@ struct FileSafetyCLITests {
     // MARK: One size limit
 
     @Test func importRefusesAFileTheLibraryCouldNotLoad() throws {
-        let dir = try TempDir()
+        let dir = try TemporaryDirectory()
         // A data value just over the limit: binary, so the file is barely larger than it.
         let big = PlistValue.dictionary(["blob": .data(Data(count: PlistFile.maximumSize + 1))])
         try big.encoded(as: .binary).write(to: dir.url.appending(path: "big.plist"))

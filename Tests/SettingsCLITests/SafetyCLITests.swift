@@ -4,6 +4,7 @@ import Testing
 #if canImport(Glibc)
 import Glibc
 #endif
+import SettingsTestSupport
 
 extension CLI {
     /// Runs the tool as an unprivileged user (through `setpriv` when the tests run as root, where
@@ -13,21 +14,6 @@ extension CLI {
         return try launch(URL(filePath: "/usr/bin/setpriv"),
                           ["--reuid=65534", "--regid=65534", "--clear-groups", executable.path] + arguments,
                           environment: environment)
-    }
-}
-
-extension TempDir {
-    /// The names in the directory (hidden ones included), sorted.
-    func listing(_ sub: String = "") throws -> [String] {
-        try FileManager.default.contentsOfDirectory(atPath: sub.isEmpty ? url.path : path(sub)).sorted()
-    }
-
-    func bytes(_ name: String) throws -> Data { try Data(contentsOf: url.appending(path: name)) }
-
-    func mode(_ name: String) throws -> Int {
-        var s = stat()
-        guard stat(path(name), &s) == 0 else { throw CocoaError(.fileNoSuchFile) }
-        return Int(s.st_mode & 0o7777)
     }
 }
 
@@ -51,11 +37,11 @@ struct SafetyCLITests {
         ["delete", "port"], ["delete"], ["rename", "port", "p"], ["import", "IMPORT"],
     ])
     func editsOfAMalformedDomainFileAreRefusedAndTheFileIsLeftAlone(command: [String]) throws {
-        let dir = try TempDir()
+        let dir = try TemporaryDirectory()
         let env = ["XDG_CONFIG_HOME": dir.url.path]
         try FileManager.default.createDirectory(at: dir.url.appending(path: "App"), withIntermediateDirectories: true)
-        let file = try dir.file("App/settings.plist", Self.malformed)
-        let source = try dir.file("in.plist", "<plist><dict><key>a</key><true/></dict></plist>")
+        let file = try dir.write("App/settings.plist", Self.malformed).path
+        let source = try dir.write("in.plist", "<plist><dict><key>a</key><true/></dict></plist>").path
         let before = try dir.listing("App")
         let arguments = [command[0], "App"] + command.dropFirst().map { $0 == "IMPORT" ? source : $0 }
         let out = try CLI.run(arguments, environment: env)
@@ -70,8 +56,8 @@ struct SafetyCLITests {
     }
 
     @Test func aFileWhoseRootIsNotADictionaryIsRefusedTooSayingWhatItIs() throws {
-        let dir = try TempDir()
-        let file = try dir.file("a.plist", "<plist><array><string>x</string></array></plist>")
+        let dir = try TemporaryDirectory()
+        let file = try dir.write("a.plist", "<plist><array><string>x</string></array></plist>").path
         let out = try CLI.run("write", file, "k", "1")
         #expect(out.status == 1)
         #expect(out.stderr == "settings: \(file): the root is an array, expected a dictionary\n")
@@ -79,7 +65,7 @@ struct SafetyCLITests {
     }
 
     @Test func aKeyPathThroughAValueThatIsNotADictionaryIsRefused() throws {
-        let dir = try TempDir()
+        let dir = try TemporaryDirectory()
         let file = dir.path("d.plist")
         #expect(try CLI.run("write", file, "name", "Ada").status == 0)
         let before = try dir.bytes("d.plist")
@@ -90,9 +76,9 @@ struct SafetyCLITests {
     }
 
     @Test func writesThroughASymbolicLinkKeepTheLinkAndChangeItsTarget() throws {
-        let dir = try TempDir()
+        let dir = try TemporaryDirectory()
         try FileManager.default.createDirectory(at: dir.url.appending(path: "dotfiles"), withIntermediateDirectories: true)
-        let target = try dir.file("dotfiles/settings.plist", "<plist><dict/></plist>")
+        let target = try dir.write("dotfiles/settings.plist", "<plist><dict/></plist>").path
         let link = dir.path("link.plist")
         try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: target)
         #expect(try CLI.run("write", link, "k", "1").status == 0)
@@ -104,7 +90,7 @@ struct SafetyCLITests {
 
     @Test(arguments: ["{ a = 1; ", "( a, b", "<0fz>", "\"unterminated", "{ a = 1; } extra"])
     func malformedValuesExitOneAndWriteNothing(value: String) throws {
-        let dir = try TempDir()
+        let dir = try TemporaryDirectory()
         let file = dir.path("d.plist")
         #expect(try CLI.run("write", file, "other", "1").status == 0)
         let before = try dir.bytes("d.plist")
@@ -117,7 +103,7 @@ struct SafetyCLITests {
 
     @Test(arguments: ["hello world", "word", "a=b", "x }", "https://example.com/a?b=c"])
     func textThatIsNotALiteralIsStoredAsItIs(value: String) throws {
-        let dir = try TempDir()
+        let dir = try TemporaryDirectory()
         let file = dir.path("d.plist")
         #expect(try CLI.run("write", file, "k", value).status == 0)
         #expect(try CLI.run("read-type", file, "k").stdout == "Type is string\n")
@@ -132,14 +118,14 @@ struct SafetyCLITests {
         ["replace", "k", "-string", "x", "FILE"], ["-remove", "k", "FILE"],
     ])
     func rewritesKeepPermissionsAndOwner(command: [String]) throws {
-        let dir = try TempDir()
-        let file = try dir.file("m.plist", "<plist><dict><key>k</key><integer>1</integer></dict></plist>")
+        let dir = try TemporaryDirectory()
+        let file = try dir.write("m.plist", "<plist><dict><key>k</key><integer>1</integer></dict></plist>").path
         #expect(chmod(file, 0o640) == 0)
         let owned = geteuid() == 0
         if owned { #expect(chown(file, 65534, 65534) == 0) }
         let out = try CLI.run(command.map { $0 == "FILE" ? file : $0 }, environment: [:])
         #expect(out.status == 0, "\(out.stderr)")
-        #expect(try dir.mode("m.plist") == 0o640)
+        #expect(try dir.permissions(of: dir.file("m.plist")) == 0o640)
         if owned {
             var s = stat()
             #expect(stat(file, &s) == 0)
@@ -149,21 +135,21 @@ struct SafetyCLITests {
     }
 
     @Test func exportOverAnExistingFileKeepsItsMode() throws {
-        let dir = try TempDir()
+        let dir = try TemporaryDirectory()
         let domain = dir.path("d.plist")
         #expect(try CLI.run("write", domain, "k", "1").status == 0)
-        let target = try dir.file("backup.plist", "old")
+        let target = try dir.write("backup.plist", "old").path
         #expect(chmod(target, 0o600) == 0)
         #expect(try CLI.run("export", domain, target).status == 0)
-        #expect(try dir.mode("backup.plist") == 0o600)
+        #expect(try dir.permissions(of: dir.file("backup.plist")) == 0o600)
     }
 
     // MARK: 4. One clear line naming the real cause
 
     @Test func permissionDeniedIsReportedAsPermissionDenied() throws {
-        let dir = try TempDir()
+        let dir = try TemporaryDirectory()
         try FileManager.default.createDirectory(at: dir.url.appending(path: "MyApp"), withIntermediateDirectories: true)
-        let file = try dir.file("MyApp/settings.plist", "<plist><dict/></plist>")
+        let file = try dir.write("MyApp/settings.plist", "<plist><dict/></plist>").path
         #expect(chmod(file, 0o000) == 0)
         let env = ["XDG_CONFIG_HOME": dir.url.path]
         for arguments in [["read", "MyApp"], ["write", "MyApp", "k", "1"], ["keys", "MyApp"]] {
@@ -174,7 +160,7 @@ struct SafetyCLITests {
     }
 
     @Test func aDirectoryGivenAsAFileIsNamedAsSuch() throws {
-        let dir = try TempDir()
+        let dir = try TemporaryDirectory()
         try FileManager.default.createDirectory(at: dir.url.appending(path: "sub"), withIntermediateDirectories: true)
         let sub = dir.path("sub")
         for arguments in [["read", sub], ["convert", "xml1", sub], ["print", sub], ["lint", sub]] {
@@ -186,8 +172,8 @@ struct SafetyCLITests {
     }
 
     @Test func convertToDashWritesStandardOutput() throws {
-        let dir = try TempDir()
-        let file = try dir.file("a.plist", "<plist><dict><key>k</key><integer>1</integer></dict></plist>")
+        let dir = try TemporaryDirectory()
+        let file = try dir.write("a.plist", "<plist><dict><key>k</key><integer>1</integer></dict></plist>").path
         let original = try dir.bytes("a.plist")
         let out = try CLI.run(["convert", "json", "a.plist", "-o", "-"], environment: [:], in: dir.url)
         #expect(out.status == 0)
@@ -198,25 +184,25 @@ struct SafetyCLITests {
     }
 
     @Test func rootTypesAreNamedWithTheRightArticle() throws {
-        let dir = try TempDir()
-        let file = try dir.file("a.plist", "<plist><array/></plist>")
+        let dir = try TemporaryDirectory()
+        let file = try dir.write("a.plist", "<plist><array/></plist>").path
         #expect(try CLI.run("read", file).stderr == "settings: \(file): the root is an array, expected a dictionary\n")
-        let int = try dir.file("i.plist", "<plist><integer>1</integer></plist>")
+        let int = try dir.write("i.plist", "<plist><integer>1</integer></plist>").path
         #expect(try CLI.run("keys", int).stderr == "settings: \(int): the root is an integer, expected a dictionary\n")
     }
 
     // MARK: 5. diff shows type-only changes, prints arrays on one line, and knows files
 
     @Test func diffShowsChangesOfTypeAlone() throws {
-        let dir = try TempDir()
-        let a = try dir.file("a.plist", """
+        let dir = try TemporaryDirectory()
+        let a = try dir.write("a.plist", """
             <plist><dict><key>x</key><integer>1</integer><key>y</key><integer>1</integer><key>z</key><integer>1</integer>
             <key>list</key><array><string>a</string><integer>2</integer></array></dict></plist>
-            """)
-        let b = try dir.file("b.plist", """
+            """).path
+        let b = try dir.write("b.plist", """
             <plist><dict><key>x</key><real>1</real><key>y</key><true/><key>z</key><string>1</string>
             <key>list</key><array><string>a</string><integer>3</integer></array></dict></plist>
-            """)
+            """).path
         let out = try CLI.run("diff", a, b)
         #expect(out.status == 1)
         #expect(out.stdout == """
@@ -229,10 +215,10 @@ struct SafetyCLITests {
     }
 
     @Test func diffTakesFilesByExtensionOrExistenceNotForDomains() throws {
-        let dir = try TempDir()
-        _ = try dir.file("a.bplist", "<plist><dict><key>k</key><integer>1</integer></dict></plist>")
-        _ = try dir.file("b.json", #"{"k": 2}"#)
-        _ = try dir.file("plainname", "<plist><dict><key>k</key><integer>1</integer></dict></plist>")
+        let dir = try TemporaryDirectory()
+        _ = try dir.write("a.bplist", "<plist><dict><key>k</key><integer>1</integer></dict></plist>").path
+        _ = try dir.write("b.json", #"{"k": 2}"#).path
+        _ = try dir.write("plainname", "<plist><dict><key>k</key><integer>1</integer></dict></plist>").path
         let process = Process()
         process.executableURL = CLI.executable
         process.arguments = ["diff", "a.bplist", "b.json"]
@@ -256,14 +242,14 @@ struct SafetyCLITests {
     // MARK: 6. lint warns about dates and data plistlib rejects; --strict fails on them
 
     @Test func lintWarnsAboutLenientDatesAndDataAndStrictFails() throws {
-        let dir = try TempDir()
-        let file = try dir.file("w.plist", """
+        let dir = try TemporaryDirectory()
+        let file = try dir.write("w.plist", """
             <plist><dict>
             <key>d</key><date>2024-13-45T00:00:00Z</date>
             <key>b</key><data>!!!notbase64</data>
             <key>ok</key><data>AAEC</data>
             </dict></plist>
-            """)
+            """).path
         let lenient = try CLI.run("lint", file)
         #expect(lenient.status == 0)
         #expect(lenient.stdout == "\(file): OK\n")

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import SettingsTestSupport
 
 /// `read`, `print` and `diff` print secret-looking keys as `<redacted>` unless `--show-secrets`.
 struct SecretsCLITests {
@@ -13,9 +14,8 @@ struct SecretsCLITests {
         """
 
     func withFiles(_ body: (URL) throws -> Void) throws {
-        let dir = FileManager.default.temporaryDirectory.appending(path: "settings-secrets-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: dir) }
+        let temporary = try TemporaryDirectory()
+        let dir = temporary.url
         try Data(Self.plist.utf8).write(to: dir.appending(path: "a.plist"))
         try Data(Self.plist.replacing("tok-123", with: "tok-456").utf8).write(to: dir.appending(path: "b.plist"))
         try body(dir)

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import SettingsPlist
+import SettingsTestSupport
 
 // MARK: - Helpers
 

@@ -5,14 +5,15 @@ import Testing
 #if canImport(Glibc)
 import Glibc
 #endif
+import SettingsTestSupport
 
 /// A lock file created by a taker of the lock, and removed by it again while it still holds it
 /// (model-file saves, the tool beside a plain file), is never left behind when takers race: the
 /// one that created it is the one that holds it first.
 struct LockFileRemovalTests {
     @Test(.timeLimit(hangLimit)) func aLockFileItsCreatorRemovesIsNeverLeftWhenTakersRace() throws {
-        let scratch = try Scratch()
-        let path = PlistFile.lockPath(for: scratch.file("profile.plist"))
+        let scratch = try TemporaryDirectory()
+        let path = PlistFile.lockPath(for: scratch.path("profile.plist"))
         let failures = Mutex(0)
         var left = 0
         let rounds = 10_000
@@ -34,6 +35,6 @@ struct LockFileRemovalTests {
         }
         #expect(failures.withLock { $0 } == 0)
         #expect(left == 0, "the lock file was left behind in \(left) of \(rounds) rounds")
-        #expect(scratch.listing == [], "nothing else is left either")
+        #expect(try scratch.listing() == [], "nothing else is left either")
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import SettingsPlist
+import SettingsTestSupport
 
 /// The XML writer: Apple's exact layout, escaping, refusals, number and date text, base64 lines,
 /// and documents that other readers (plistlib, plistutil) read back to the same value.
@@ -444,14 +445,10 @@ import Testing
         return String(decoding: output, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
-    static func temporaryFile(_ name: String) -> String {
-        FileManager.default.temporaryDirectory.appendingPathComponent("xmlwriter-\(UUID().uuidString)-\(name)").path
-    }
-
     @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/python3")))
     func plistlibReadsTheSampleBack() throws {
-        let plist = Self.temporaryFile("sample.plist"), script = Self.temporaryFile("check.py")
-        defer { for f in [plist, script] { try? FileManager.default.removeItem(atPath: f) } }
+        let dir = try TemporaryDirectory()
+        let plist = dir.path("sample.plist"), script = dir.path("check.py")
         #expect(FileManager.default.createFile(atPath: plist, contents: Data(try XMLPlistWriter.write(Self.sample))))
         #expect(FileManager.default.createFile(atPath: script, contents: Data(Self.pythonCheck.utf8)))
         #expect(try Self.run("/usr/bin/python3", [script, plist]) == "ok")
@@ -461,9 +458,8 @@ import Testing
     @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/plistutil")
                    && FileManager.default.isExecutableFile(atPath: "/usr/bin/python3")))
     func plistutilReadsTheSampleBack() throws {
-        let plist = Self.temporaryFile("sample.plist"), binary = Self.temporaryFile("sample.bplist")
-        let script = Self.temporaryFile("check.py")
-        defer { for f in [plist, binary, script] { try? FileManager.default.removeItem(atPath: f) } }
+        let dir = try TemporaryDirectory()
+        let plist = dir.path("sample.plist"), binary = dir.path("sample.bplist"), script = dir.path("check.py")
         #expect(FileManager.default.createFile(atPath: plist, contents: Data(try XMLPlistWriter.write(Self.sample))))
         #expect(FileManager.default.createFile(atPath: script, contents: Data(Self.pythonCheck.utf8)))
         _ = try Self.run("/usr/bin/plistutil", ["-i", plist, "-f", "bin", "-o", binary])

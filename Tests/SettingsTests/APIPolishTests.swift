@@ -1,6 +1,7 @@
 import Foundation
 import Settings
 import Testing
+import SettingsTestSupport
 
 // Issue 12, "API polish from writing a client against the docs": one test per finding.
 
@@ -29,9 +30,8 @@ struct APIPolishTests {
         #expect(optional.wrappedValue == PolishLimits(files: 9))
         #expect(ReadOnlySetting("limits", default: PolishLimits(), store: store).wrappedValue.files == 9)
 
-        let dir = FileManager.default.temporaryDirectory.appending(path: "polish-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: dir) }
+        let temporary = try TemporaryDirectory()
+        let dir = temporary.url
         var model = PolishModel()
         model.mode = .fast
         model.limits.files = 5

@@ -5,43 +5,7 @@ import Foundation
 #endif
 import Testing
 @testable import Settings
-
-/// A fresh directory for one test's fixture files, removed when the test lets go of it.
-final class FixtureDirectory {
-    let url: URL
-
-    init() throws {
-        url = FileManager.default.temporaryDirectory
-            .appending(path: "SettingsTests-\(UUID().uuidString)", directoryHint: .isDirectory)
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    }
-
-    deinit { try? FileManager.default.removeItem(at: url) }
-
-    /// The URL of `name` in the directory (the file need not exist).
-    func file(_ name: String) -> URL { url.appending(path: name, directoryHint: .notDirectory) }
-
-    /// Writes an XML plist whose `<plist>` element holds `body`, and returns its URL.
-    @discardableResult
-    func writePlist(_ name: String, _ body: String) throws -> URL {
-        try write(name, """
-            <?xml version="1.0" encoding="UTF-8"?>
-            <!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
-            <plist version="1.0">
-            \(body)
-            </plist>
-
-            """)
-    }
-
-    /// Writes `text` as it is, and returns the file's URL.
-    @discardableResult
-    func write(_ name: String, _ text: String) throws -> URL {
-        let url = file(name)
-        try Data(text.utf8).write(to: url)
-        return url
-    }
-}
+import SettingsTestSupport
 
 /// `fn` throws a ``SettingsError``; returns it (or records an issue and returns `nil`).
 func settingsError(_ fn: () throws(SettingsError) -> Void) -> SettingsError? {
@@ -79,7 +43,7 @@ struct KeylessCheckedSettings {
 
 struct RegisterDefaultsTests {
     @Test func aDefaultsFileIsMergedDeeplyOverEarlierRegistrations() throws {
-        let dir = try FixtureDirectory()
+        let dir = try TemporaryDirectory()
         let url = try dir.writePlist("Defaults.plist", """
             <dict>
                 <key>Network</key>
@@ -97,7 +61,7 @@ struct RegisterDefaultsTests {
     }
 
     @Test func aBinaryDefaultsFileReadsTheSame() throws {
-        let dir = try FixtureDirectory()
+        let dir = try TemporaryDirectory()
         let url = dir.file("Defaults.bplist")
         try PlistValue.dictionary(["Network": ["timeout": 30.5]]).write(to: url, format: .binary)
         let store = SettingsStore.inMemory()
@@ -106,7 +70,7 @@ struct RegisterDefaultsTests {
     }
 
     @Test func aMissingFileIsAMissingFileError() throws {
-        let dir = try FixtureDirectory()
+        let dir = try TemporaryDirectory()
         let url = dir.file("Absent.plist")
         let store = SettingsStore.inMemory()
         let error = try #require(settingsError { () throws(SettingsError) in try store.registerDefaults(contentsOf: url) })
@@ -116,7 +80,7 @@ struct RegisterDefaultsTests {
     }
 
     @Test func anUnparsableFileCarriesThePlistErrorWithItsPosition() throws {
-        let dir = try FixtureDirectory()
+        let dir = try TemporaryDirectory()
         let url = try dir.writePlist("Broken.plist", """
             <dict>
                 <key>timeout</key><integr>30</integr>
@@ -134,7 +98,7 @@ struct RegisterDefaultsTests {
     }
 
     @Test func aRootThatIsNotADictionaryIsAnInvalidFile() throws {
-        let dir = try FixtureDirectory()
+        let dir = try TemporaryDirectory()
         let url = try dir.writePlist("List.plist", "<array><string>a</string></array>")
         let store = SettingsStore.inMemory()
         let error = try #require(settingsError { () throws(SettingsError) in try store.registerDefaults(contentsOf: url) })
@@ -147,7 +111,7 @@ struct RegisterDefaultsTests {
     }
 
     @Test func aDirectoryIsAnInvalidFileNotAMissingOne() throws {
-        let dir = try FixtureDirectory()
+        let dir = try TemporaryDirectory()
         let store = SettingsStore.inMemory()
         let error = try #require(settingsError { () throws(SettingsError) in try store.registerDefaults(contentsOf: dir.url) })
         #expect(error.code == .invalidFile)
@@ -221,7 +185,7 @@ struct SettingsBundleDefaultsTests {
         """
 
     @Test func entriesAndChildPanesGiveTheDefaultsInPaneOrder() throws {
-        let dir = try FixtureDirectory()
+        let dir = try TemporaryDirectory()
         let url = try dir.writePlist("Root.plist", Self.root)
         try dir.writePlist("Network.plist", Self.network)
         let store = SettingsStore.inMemory()
@@ -233,7 +197,7 @@ struct SettingsBundleDefaultsTests {
     }
 
     @Test func aMissingChildPaneNamesTheFileAndThePaneThatRefersToIt() throws {
-        let dir = try FixtureDirectory()
+        let dir = try TemporaryDirectory()
         let url = try dir.writePlist("Root.plist", Self.root)
         let store = SettingsStore.inMemory()
         let error = try #require(settingsError { () throws(SettingsError) in try store.registerDefaults(contentsOf: url) })
@@ -244,7 +208,7 @@ struct SettingsBundleDefaultsTests {
     }
 
     @Test func anUnparsableChildPaneNamesBothFiles() throws {
-        let dir = try FixtureDirectory()
+        let dir = try TemporaryDirectory()
         let url = try dir.writePlist("Root.plist", Self.root)
         let child = try dir.write("Network.plist", "<plist><dict><key>x</key></dict></plist>")
         let store = SettingsStore.inMemory()
@@ -256,7 +220,7 @@ struct SettingsBundleDefaultsTests {
     }
 
     @Test func aChildPaneWithoutSpecifiersIsAnInvalidFile() throws {
-        let dir = try FixtureDirectory()
+        let dir = try TemporaryDirectory()
         let url = try dir.writePlist("Root.plist", Self.root)
         let child = try dir.writePlist("Network.plist", "<dict><key>timeout</key><integer>30</integer></dict>")
         let store = SettingsStore.inMemory()
@@ -266,7 +230,7 @@ struct SettingsBundleDefaultsTests {
     }
 
     @Test func aChildPaneWhoseRootIsNotADictionaryIsAnInvalidFile() throws {
-        let dir = try FixtureDirectory()
+        let dir = try TemporaryDirectory()
         let url = try dir.writePlist("Root.plist", Self.root)
         let child = try dir.writePlist("Network.plist", "<array/>")
         let store = SettingsStore.inMemory()
@@ -276,7 +240,7 @@ struct SettingsBundleDefaultsTests {
 
     @Test(arguments: ["../Network", "sub/Network", "", ".", ".."])
     func aChildPaneFileMustBeASiblingName(file: String) throws {
-        let dir = try FixtureDirectory()
+        let dir = try TemporaryDirectory()
         let url = try dir.writePlist("Root.plist", """
             <dict><key>PreferenceSpecifiers</key><array>
                 <dict><key>Type</key><string>PSChildPaneSpecifier</string><key>File</key><string>\(file)</string></dict>
@@ -289,7 +253,7 @@ struct SettingsBundleDefaultsTests {
     }
 
     @Test func anEntryThatIsNotADictionaryIsAnInvalidFile() throws {
-        let dir = try FixtureDirectory()
+        let dir = try TemporaryDirectory()
         let url = try dir.writePlist("Root.plist", """
             <dict><key>PreferenceSpecifiers</key><array>
                 <dict><key>Key</key><string>first</string><key>DefaultValue</key><integer>1</integer></dict>
@@ -303,7 +267,7 @@ struct SettingsBundleDefaultsTests {
     }
 
     @Test func preferenceSpecifiersThatAreNotAnArrayAreAPlainDefault() throws {
-        let dir = try FixtureDirectory()
+        let dir = try TemporaryDirectory()
         let url = try dir.writePlist("Defaults.plist", "<dict><key>PreferenceSpecifiers</key><string>plain</string></dict>")
         let store = SettingsStore.inMemory()
         try store.registerDefaults(contentsOf: url)
@@ -333,7 +297,7 @@ struct MissingDefaultWarningTests {
     }
 
     @Test func everyRegistrationSoFarCountsAndTheFileIsNamed() throws {
-        let dir = try FixtureDirectory()
+        let dir = try TemporaryDirectory()
         let url = try dir.writePlist("Defaults.plist", """
             <dict><key>Defaults.check</key><dict>
                 <key>theme</key><string>dark</string>
@@ -369,7 +333,7 @@ struct MissingDefaultWarningTests {
     }
 
     @Test func aSettingsBundleIsNamedByItsRootFile() throws {
-        let dir = try FixtureDirectory()
+        let dir = try TemporaryDirectory()
         let url = try dir.writePlist("Root.plist", """
             <dict><key>PreferenceSpecifiers</key><array>
                 <dict><key>Key</key><string>DefaultsCheckKeyless</string><key>DefaultValue</key><string>x</string></dict>
@@ -401,7 +365,7 @@ struct MissingDefaultWarningTests {
 
 struct OverrideFileTests {
     @Test func anOverrideFileMergesDeeplyKeepingTheDefaultsSiblingKeys() throws {
-        let dir = try FixtureDirectory()
+        let dir = try TemporaryDirectory()
         let url = try dir.writePlist("Staging.plist", """
             <dict><key>API</key><dict>
                 <key>host</key><string>staging.example.com</string>
@@ -422,7 +386,7 @@ struct OverrideFileTests {
     }
 
     @Test func laterFilesWinAndNestedDictionariesMergeKeyByKey() throws {
-        let dir = try FixtureDirectory()
+        let dir = try TemporaryDirectory()
         let first = try dir.writePlist("A.plist", """
             <dict><key>API</key><dict><key>host</key><string>a</string><key>retries</key><integer>1</integer></dict>
             <key>flag</key><true/></dict>
@@ -437,7 +401,7 @@ struct OverrideFileTests {
     }
 
     @Test func overrideFileErrorsLeaveTheLayerUnchanged() throws {
-        let dir = try FixtureDirectory()
+        let dir = try TemporaryDirectory()
         let store = SettingsStore.inMemory()
         store.addOverrides(["kept": 1])
         let missing = dir.file("Missing.plist")

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import Settings
+import SettingsTestSupport
 
 // The samples of README.md and Docs/Settings.md, compiled and run, so the docs stay true.
 
@@ -27,9 +28,8 @@ struct ReadmeSettings {
 
 struct DocSamplesTests {
     @Test func readmeQuickStartWorksAsWritten() throws {
-        let dir = FileManager.default.temporaryDirectory.appending(path: "docsamples-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: dir) }
+        let temporary = try TemporaryDirectory()
+        let dir = temporary.url
         let defaultsURL = dir.appending(path: "Defaults.plist")
         let defaults: PlistValue = ["autoPlay": true, "Network": ["timeout": 12.0]]
         try defaults.write(to: defaultsURL)

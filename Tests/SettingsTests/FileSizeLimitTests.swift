@@ -1,6 +1,7 @@
 import Foundation
 import Settings
 import Testing
+import SettingsTestSupport
 
 /// One size limit (`PlistFile.maximumSize`) for the store, model files and the `settings` tool
 /// (its side: `FileSafetyCLITests.importRefusesAFileTheLibraryCouldNotLoad`).

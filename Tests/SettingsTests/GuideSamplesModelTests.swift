@@ -1,6 +1,7 @@
 import Foundation
 import Settings
 import Testing
+import SettingsTestSupport
 
 // The samples of Docs/ModelFiles.md, compiled and run.
 

@@ -2,6 +2,7 @@ import Foundation
 import Observation
 import Settings
 import Testing
+import SettingsTestSupport
 
 // The samples of Docs/Observing.md and Docs/Persistence.md, compiled and run.
 

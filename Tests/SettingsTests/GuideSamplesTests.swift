@@ -1,6 +1,7 @@
 import Foundation
 import Settings
 import Testing
+import SettingsTestSupport
 
 // The samples of Docs/GettingStarted.md, DefaultsAndLayers.md, TypesAndTransformers.md and
 // Migrating.md, compiled and run (with in-memory stores or temporary files where the docs use

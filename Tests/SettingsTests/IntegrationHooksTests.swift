@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 @testable import Settings
+import SettingsTestSupport
 
 /// The hooks a sync integration builds on: every user-layer change, `.sync` origin, and a
 /// conditional batch write.

@@ -4,6 +4,7 @@ import Testing
 #if canImport(Glibc)
 import Glibc
 #endif
+import SettingsTestSupport
 
 /// The link rule (Docs/Persistence.md, "Links"): a link planted in place of a settings file or a
 /// model file never makes this process replace, move aside or create anything where it leads.

@@ -4,6 +4,7 @@ import Testing
 #if canImport(Glibc)
 import Glibc
 #endif
+import SettingsTestSupport
 
 /// The store locks the file `PlistFile.lockPath(for:)` names (the `settings` tool's test,
 /// `FileSafetyCLITests`, shows the tool does too): one lock for the library and the tool.

@@ -1,6 +1,7 @@
 import Foundation
 import Settings
 import Testing
+import SettingsTestSupport
 
 // Attacks on model files and `@StoredModel` (issue 11, item 1), as a hostile user and a careless
 // program would make them: unusual Codable shapes, hostile files, odd `$version`s. Each test

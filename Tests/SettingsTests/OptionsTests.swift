@@ -5,6 +5,7 @@ import Foundation
 #endif
 import Testing
 @testable import Settings
+import SettingsTestSupport
 
 extension SettingsStore.Key where Value == Double {
     static let optionsTimeout = Self("Options/timeout", default: 30)
@@ -155,7 +156,7 @@ struct OptionLookupTests {
 
 struct OptionsFileTests {
     @Test func anOptionsFileWithOverridesIsReadAsDefaultsAndOverrides() throws {
-        let dir = try FixtureDirectory()
+        let dir = try TemporaryDirectory()
         let options = try dir.writePlist("Options.plist", """
             <dict><key>API</key><dict>
                 <key>host</key><string>example.com</string>
@@ -176,7 +177,7 @@ struct OptionsFileTests {
     }
 
     @Test func aMissingOptionsOrOverrideFileIsAMissingFileError() throws {
-        let dir = try FixtureDirectory()
+        let dir = try TemporaryDirectory()
         let options = try dir.writePlist("Options.plist", "<dict/>")
         let absent = dir.file("Absent.plist")
         let first = try #require(settingsError { () throws(SettingsError) in _ = try SettingsStore.options(contentsOf: absent) })

@@ -1,23 +1,7 @@
 import Foundation
 import Settings
 import Testing
-
-/// A fresh directory per test, removed when the test ends.
-final class TemporaryDirectory: Sendable {
-    let url: URL
-    init() throws {
-        url = FileManager.default.temporaryDirectory.appending(path: "settings-persistence-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    }
-    deinit { try? FileManager.default.removeItem(at: url) }
-
-    func file(_ name: String = "settings.plist") -> URL { url.appending(path: name) }
-
-    func permissions(of url: URL) throws -> Int {
-        let attributes = try FileManager.default.attributesOfItem(atPath: url.path)
-        return (attributes[.posixPermissions] as? NSNumber)?.intValue ?? -1
-    }
-}
+import SettingsTestSupport
 
 /// Waits (without sleeping) for the next change that satisfies `condition`.
 func nextChange(

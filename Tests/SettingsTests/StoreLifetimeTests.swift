@@ -6,6 +6,7 @@ import Testing
 #if canImport(Glibc)
 import Glibc
 #endif
+import SettingsTestSupport
 
 /// A child process (the built `settings-fault` helper) with its output, stopped by a real signal
 /// when asked, and killed if it outlives its hang limit.

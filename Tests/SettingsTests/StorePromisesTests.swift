@@ -6,6 +6,7 @@ import Testing
 #if canImport(Glibc)
 import Glibc
 #endif
+import SettingsTestSupport
 
 /// Holds the advisory lock of a settings file the way another process would (`flock` locks
 /// belong to an open file description, so a second descriptor in this process conflicts too).

@@ -10,7 +10,7 @@ import Darwin
 /// does not change it: it checks how work grows, not how fast the machine is (no test asserts
 /// wall-clock speed). Linear work gives about `large / small`, quadratic work its square.
 /// `work` must do its work on the calling thread (no `await`).
-func growth(from small: Int, to large: Int, tries: Int = 3, _ work: (Int) throws -> Void) rethrows -> Double {
+public func growth(from small: Int, to large: Int, tries: Int = 3, _ work: (Int) throws -> Void) rethrows -> Double {
     func least(_ size: Int) throws -> Double {
         var best = Double.infinity
         for _ in 0..<tries {
@@ -28,20 +28,20 @@ func growth(from small: Int, to large: Int, tries: Int = 3, _ work: (Int) throws
 /// True when `ratio` (from ``growth(from:to:tries:_:)``) is linear growth from `small` to `large`
 /// items, with room for noise: at most 4x the size ratio (quadratic work is the size ratio itself
 /// times more: 10x for sizes 10x apart).
-func isLinear(_ ratio: Double, from small: Int, to large: Int) -> Bool {
+public func isLinear(_ ratio: Double, from small: Int, to large: Int) -> Bool {
     ratio < 4 * Double(large) / Double(small)
 }
 
 /// The calling thread's CPU time so far, in nanoseconds (`CLOCK_THREAD_CPUTIME_ID`): what a
 /// measurement counts so that time spent waiting to run on a busy machine is not counted.
-func cpuNanoseconds() -> Double {
+public func cpuNanoseconds() -> Double {
     var now = timespec()
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now)
     return Double(now.tv_sec) * 1e9 + Double(now.tv_nsec)
 }
 
 /// The CPU time `body` takes on the calling thread, in nanoseconds (see ``cpuNanoseconds()``).
-func cpuTime(_ body: () throws -> Void) rethrows -> Double {
+public func cpuTime(_ body: () throws -> Void) rethrows -> Double {
     let start = cpuNanoseconds()
     try body()
     return cpuNanoseconds() - start
