@@ -13,15 +13,13 @@ let package = Package(
     // What the APIs need on Apple platforms: `Mutex` and `Atomic` (Synchronization) and
     // `Observation`'s `ObservationRegistrar` on every store. Linux needs only Swift 6.
     platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
+    // Only what users depend on. The example, the benchmarks and the fault tool stay executable
+    // targets of this (root) package: `swift run NAME` and `swift build --product NAME` still find
+    // them here, but a package that depends on Settings does not see them.
     products: [
         .library(name: "Settings", targets: ["Settings"]),
         .library(name: "SettingsPlist", targets: ["SettingsPlist"]),
         .executable(name: "settings", targets: ["settings"]),
-        .executable(name: "SettingsExample", targets: ["SettingsExample"]),
-        .executable(name: "settings-bench", targets: ["settings-bench"]),
-        .executable(name: "settings-fault", targets: ["settings-fault"]),
-        .executable(name: "settings-startup", targets: ["settings-startup"]),
-        .executable(name: "empty-program", targets: ["empty-program"]),
     ],
     targets: [
         .target(name: "SettingsPlist", swiftSettings: upcoming),
