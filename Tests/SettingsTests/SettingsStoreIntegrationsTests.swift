@@ -6,8 +6,8 @@ import SettingsTestSupport
 
 /// The hooks a sync integration builds on: every user-layer change, `.sync` origin, and a
 /// conditional batch write.
-@Suite("Integration hooks")
-struct IntegrationHooksTests {
+@Suite("SettingsStore: integration hooks")
+struct SettingsStoreIntegrationsTests {
     final class Recorder: Sendable {
         let changes = Mutex<[SettingsChange]>([])
         var all: [SettingsChange] { changes.locked { $0 } }

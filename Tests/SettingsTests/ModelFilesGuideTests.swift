@@ -41,8 +41,8 @@ enum ModelGuide {
     }
 }
 
-@Suite("Guide samples: model files")
-struct GuideSamplesModelTests {
+@Suite("Guide: Model files")
+struct ModelFilesGuideTests {
     @Test func declaringAndSavingModels() throws {
         let dir = try TemporaryDirectory()
         var profile = ModelGuide.Profile()

@@ -3,7 +3,8 @@ import Testing
 import Settings
 import SettingsTestSupport
 
-// The samples of README.md and Docs/Settings.md, compiled and run, so the docs stay true.
+// The samples of README.md (and the types Docs/Settings.md shares with it), compiled and run, so
+// the docs stay true.
 
 struct Temperature: Sendable, Equatable {
     var celsius: Double
@@ -26,7 +27,8 @@ struct ReadmeSettings {
     @Setting("volume", default: 0.5, rules: .clamp(0...1)) var volume: Double
 }
 
-struct DocSamplesTests {
+/// The README's quick start, run as written.
+struct ReadmeTests {
     @Test func readmeQuickStartWorksAsWritten() throws {
         let temporary = try TemporaryDirectory()
         let dir = temporary.url
@@ -46,31 +48,4 @@ struct DocSamplesTests {
         #expect(settings.accent.hex == "#FF8800")
     }
 
-    @Test func perSettingTransformerStoresAnyType() {
-        let store = SettingsStore.inMemory()
-        let settings = SettingsStore.bind(ReadmeSettings(), to: store)
-        #expect(settings.outside == Temperature(celsius: 20))
-        settings.outside = Temperature(celsius: -3.5)
-        #expect(store["outside"] == .real(-3.5))
-        #expect(settings.outside.celsius == -3.5)
-    }
-
-    @Test func rulesSamplesBehaveAsDocumented() {
-        let store = SettingsStore.inMemory()
-        let settings = SettingsStore.bind(ReadmeSettings(), to: store)
-        #expect(settings.retries == 3)
-        settings.retries = 0
-        #expect(settings.retries == 1)
-        settings.volume = 7
-        #expect(settings.volume == 1)
-    }
-
-    @Test func settingsGuideLayerSample() {
-        let store = SettingsStore.inMemory()
-        store.register(defaults: ["Network": ["timeout": 30]])
-        store["Network/timeout"] = 60
-        #expect(store.source(of: "Network/timeout") == .user)
-        store.removeValue(for: "Network/timeout")
-        #expect(store["Network/timeout"] == 30)
-    }
 }

@@ -1,7 +1,12 @@
+import Dispatch
 import Foundation
-import Settings
-import Testing
+@testable import Settings
 import SettingsTestSupport
+import Synchronization
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Waits (without sleeping) for the next change that satisfies `condition`.
 func nextChange(
@@ -13,8 +18,8 @@ func nextChange(
     return nil
 }
 
-@Suite("Persistence")
-struct PersistenceTests {
+@Suite("SettingsFile")
+struct SettingsFileTests {
     @Test func newFileIsXMLOwnerOnlyInCreatedDirectories() async throws {
         let dir = try TemporaryDirectory()
         let url = dir.url.appending(path: "a/b/settings.plist")
@@ -216,5 +221,13 @@ struct PersistenceTests {
         #expect(reopened.volume == 0.9)
         #expect(reopened.proxy == "proxy.example")
         #expect(reopened.theme == "system")
+    }
+
+    @Test func emptyXDGAndHomeCountAsUnset() {
+        let url = SettingsStore.defaultFileURL(application: "App", environment: ["XDG_CONFIG_HOME": "", "HOME": "/home/ada"])
+        #expect(url.path == "/home/ada/.config/App/settings.plist")
+        let fallback = SettingsStore.defaultFileURL(application: "App", environment: ["XDG_CONFIG_HOME": "", "HOME": ""])
+        #expect(fallback.path.hasSuffix("/.config/App/settings.plist") && fallback.path.hasPrefix("/"))
+        #expect(!fallback.path.hasPrefix("/.config"))
     }
 }

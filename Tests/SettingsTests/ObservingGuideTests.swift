@@ -4,7 +4,7 @@ import Settings
 import Testing
 import SettingsTestSupport
 
-// The samples of Docs/Observing.md and Docs/Persistence.md, compiled and run.
+// The samples of Docs/Observing.md (and the settings Docs/Persistence.md shares), compiled and run.
 
 struct ObservingGuideSettings {
     @Setting var volume: Double
@@ -15,8 +15,8 @@ struct ObservingGuideSettings {
     }
 }
 
-@Suite("Guide samples: observing and persistence")
-struct GuideSamplesObservingTests {
+@Suite("Guide: Observing")
+struct ObservingGuideTests {
     @Test func didSetStyleCallback() {
         let settings = ObservingGuideSettings(store: .inMemory())
         let printed = Received<String>()
@@ -54,14 +54,4 @@ struct GuideSamplesObservingTests {
         _ = all
     }
 
-    @Test func persistenceQuickExample() async throws {
-        let dir = try TemporaryDirectory()
-        let url = dir.file()
-        let store = SettingsStore.file(url)
-        store["volume"] = 0.8
-        try await store.flush()
-        #expect(try PlistValue(contentsOf: url)["volume"] == 0.8)
-        #expect(store.loadError == nil)
-        #expect(store.persistenceStatus.fileWrites == 1)
-    }
 }

@@ -3,9 +3,9 @@ import Settings
 import Testing
 import SettingsTestSupport
 
-// The samples of Docs/GettingStarted.md, DefaultsAndLayers.md, TypesAndTransformers.md and
-// Migrating.md, compiled and run (with in-memory stores or temporary files where the docs use
-// the shared store or fixed paths).
+// The samples of the guides, compiled and run (with in-memory stores or temporary files where
+// the docs use the shared store or fixed paths): `Guide` holds the types of Docs/GettingStarted.md,
+// DefaultsAndLayers.md and Migrating.md, run by the *GuideTests suites.
 
 enum Guide {
     struct AppSettings {
@@ -57,86 +57,8 @@ enum Guide {
     }
 }
 
-// Docs/TypesAndTransformers.md: the two ways that are not exercised elsewhere. The conformance
-// gives Temperature the transformer it already uses in the doc samples, and the registration is
-// compiled but never run (it would change how every Date in the test run is stored).
-extension Temperature: SettingsValue {
-    public static var settingsTransformer: SettingsTransformer<Temperature> { .celsius }
-}
-
-func registerUnixDates() {
-    SettingsTransformers.register(SettingsTransformer<Date>(
-        typeName: "Date (Unix seconds)",
-        encode: { .real($0.timeIntervalSince1970) },
-        decode: { $0.doubleValue.map(Date.init(timeIntervalSince1970:)) }))
-}
-
-@Suite("Guide samples")
-struct GuideSamplesTests {
-    @Test func gettingStarted() async throws {
-        let dir = try TemporaryDirectory()
-        let defaultsURL = dir.file("Defaults.plist")
-        try PlistValue.dictionary(["autoPlay": true, "Network": ["timeout": 30.0]]).write(to: defaultsURL)
-        let store = SettingsStore.file(dir.file(), autosaveDelay: nil)
-        let settings = Guide.AppSettings(store: store)
-        let warnings = try store.registerDefaults(contentsOf: defaultsURL, checking: settings)
-        #expect(warnings.map(\.key) == ["Network/proxy"])
-        #expect(settings.autoPlay)
-        settings.timeout = 60
-        #expect(settings.$timeout.source == .user)
-        settings.$timeout.reset()
-        #expect(settings.timeout == 30)
-        settings.timeout = 45
-        let seen = Received<String>()
-        let observation = settings.$timeout.onChange { new, old in seen.append("timeout \(old) -> \(new)") }
-        settings.timeout = 50
-        #expect(seen.all == ["timeout 45.0 -> 50.0"])
-        try await store.flush()
-        #expect(try PlistValue(contentsOf: dir.file())["Network"]?["timeout"] == 50.0)
-        _ = observation
-    }
-
-    @Test func layersOverridesAndVolatileValues() throws {
-        let dir = try TemporaryDirectory()
-        let optionsURL = dir.file("Options.plist"), stagingURL = dir.file("Staging.plist")
-        try PlistValue.dictionary(["API": ["host": "example.com", "port": 443]]).write(to: optionsURL)
-        try PlistValue.dictionary(["API": ["host": "staging.example.com"]]).write(to: stagingURL)
-        let store = SettingsStore.inMemory()
-        try store.registerDefaults(contentsOf: optionsURL)
-        try store.loadOverrides(contentsOf: stagingURL)
-        #expect(store["API/host"] == "staging.example.com")
-        #expect(store.source(of: "API/host") == .overrides)
-        #expect(store["API/port"] == 443)
-
-        store.register(defaults: ["Network": ["timeout": 30]])
-        store["Network/timeout"] = 60
-        #expect(store.source(of: "Network/timeout") == .user)
-        store.setVolatile(5, for: "Network/timeout")
-        #expect(store.source(of: "Network/timeout") == .volatile)
-        store.applyArguments(["myapp", "-Network/timeout", "7", "-verbose", "YES"])
-        #expect(store["Network/timeout"] == 7)
-        #expect(store["verbose"] == true)
-        _ = store.applyEnvironment(prefix: "MYAPP", ["MYAPP_Network__retries": "3"])
-        #expect(store["Network/retries"] == 3)
-    }
-
-    @Test func aTypeThatStoresItself() {
-        struct Weather { @Setting("outside", default: Temperature(celsius: 20), store: .inMemory()) var outside: Temperature }
-        let weather = Weather()
-        weather.outside = Temperature(celsius: 3)
-        #expect(weather.$outside.store["outside"] == 3.0)
-    }
-
-    @Test func builtInTypesAreStoredReadably() {
-        let typed = Guide.Typed()
-        typed.theme = .dark
-        typed.profile = Guide.Profile(name: "Ada", volume: 1)
-        #expect(typed.$accent.store["accent"] == nil)                       // the default is not written
-        #expect(typed.$theme.store["theme"] == "dark")
-        #expect(typed.$profile.store["profile"] == ["name": "Ada", "volume": 1.0])
-        typed.homepage = URL(string: "https://swift.org")!
-        #expect(typed.$homepage.store["homepage"] == "https://swift.org")
-    }
+@Suite("Guide: Migrating")
+struct MigratingGuideTests {
 
     @Test func migratingFromMFDynamic() throws {
         let defaults = SettingsStore.bind(Guide.MYAppDefaults(), to: .inMemory())
