@@ -14,7 +14,7 @@ struct FileSafetyCLITests {
     // MARK: One lock
 
     /// The tool waits for the lock at `PlistFile.lockPath(for:)` (the library's, see
-    /// `LockPathTests` in SettingsTests), computed through a link to the file it leads to.
+    /// `SettingsFileLockTests` in SettingsTests), computed through a link to the file it leads to.
     @Test func theToolTakesTheLockAtTheLibrarysLockPath() throws {
         let dir = try TemporaryDirectory()
         try FileManager.default.createDirectory(at: dir.url.appending(path: "dotfiles"), withIntermediateDirectories: true)
@@ -99,5 +99,73 @@ struct FileSafetyCLITests {
         #expect(second.status == 1)
         #expect(second.stderr.contains("larger than the limit"))
         #expect(!FileManager.default.fileExists(atPath: dir.path("MyApp/settings.plist")))
+    }
+
+    @Test func writesThroughASymbolicLinkKeepTheLinkAndChangeItsTarget() throws {
+        let dir = try TemporaryDirectory()
+        try FileManager.default.createDirectory(at: dir.url.appending(path: "dotfiles"), withIntermediateDirectories: true)
+        let target = try dir.write("dotfiles/settings.plist", "<plist><dict/></plist>").path
+        let link = dir.path("link.plist")
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: target)
+        #expect(try CLI.run("write", link, "k", "1").status == 0)
+        #expect(try FileManager.default.destinationOfSymbolicLink(atPath: link) == target)
+        #expect(try CLI.run("read", target, "k").stdout == "1\n")
+    }
+
+    @Test(arguments: [
+        ["convert", "binary1", "FILE"], ["convert", "xml1", "FILE"], ["convert", "json", "FILE"],
+        ["write", "FILE", "k", "2"], ["delete", "FILE", "k"], ["insert", "n", "-integer", "1", "FILE"],
+        ["replace", "k", "-string", "x", "FILE"], ["-remove", "k", "FILE"],
+    ])
+    func rewritesKeepPermissionsAndOwner(command: [String]) throws {
+        let dir = try TemporaryDirectory()
+        let file = try dir.write("m.plist", "<plist><dict><key>k</key><integer>1</integer></dict></plist>").path
+        #expect(chmod(file, 0o640) == 0)
+        let owned = geteuid() == 0
+        if owned { #expect(chown(file, 65534, 65534) == 0) }
+        let out = try CLI.run(command.map { $0 == "FILE" ? file : $0 }, environment: [:])
+        #expect(out.status == 0, "\(out.stderr)")
+        #expect(try dir.permissions(of: dir.file("m.plist")) == 0o640)
+        if owned {
+            var s = stat()
+            #expect(stat(file, &s) == 0)
+            #expect(s.st_uid == 65534 && s.st_gid == 65534)
+        }
+        #expect(try dir.listing().filter { $0 != ".m.plist.lock" } == ["m.plist"])  // no temporary file left
+    }
+
+    @Test func exportOverAnExistingFileKeepsItsMode() throws {
+        let dir = try TemporaryDirectory()
+        let domain = dir.path("d.plist")
+        #expect(try CLI.run("write", domain, "k", "1").status == 0)
+        let target = try dir.write("backup.plist", "old").path
+        #expect(chmod(target, 0o600) == 0)
+        #expect(try CLI.run("export", domain, target).status == 0)
+        #expect(try dir.permissions(of: dir.file("backup.plist")) == 0o600)
+    }
+
+    @Test func permissionDeniedIsReportedAsPermissionDenied() throws {
+        let dir = try TemporaryDirectory()
+        try FileManager.default.createDirectory(at: dir.url.appending(path: "MyApp"), withIntermediateDirectories: true)
+        let file = try dir.write("MyApp/settings.plist", "<plist><dict/></plist>").path
+        #expect(chmod(file, 0o000) == 0)
+        let env = ["XDG_CONFIG_HOME": dir.url.path]
+        for arguments in [["read", "MyApp"], ["write", "MyApp", "k", "1"], ["keys", "MyApp"]] {
+            let out = try CLI.runUnprivileged(arguments, environment: env)
+            #expect(out.status == 1)
+            #expect(out.stderr == "settings: \(file): cannot read file: permission denied\n")
+        }
+    }
+
+    @Test func aDirectoryGivenAsAFileIsNamedAsSuch() throws {
+        let dir = try TemporaryDirectory()
+        try FileManager.default.createDirectory(at: dir.url.appending(path: "sub"), withIntermediateDirectories: true)
+        let sub = dir.path("sub")
+        for arguments in [["read", sub], ["convert", "xml1", sub], ["print", sub], ["lint", sub]] {
+            let out = try CLI.run(arguments, environment: [:])
+            #expect(out.status == 1)
+            #expect(out.stderr.hasSuffix("\(sub): cannot read file: it is a directory, not a file\n"))
+            #expect(!out.stderr.contains("CocoaError"))
+        }
     }
 }

@@ -2,14 +2,19 @@ import Foundation
 import Testing
 import SettingsTestSupport
 
-extension CLI {
-    /// Runs the tool with an environment (for domains resolved by application name).
-    static func run(environment: [String: String], _ arguments: String...) throws -> Output {
-        try run(arguments, environment: environment)
-    }
-}
+/// The commands on domains (`read`, `write`, `delete`, `rename`, `keys`, `domains`, `find`, `import`, `export`).
+struct DomainCommandsTests {
+    static let malformed = """
+        <?xml version="1.0" encoding="UTF-8"?>
+        <plist version="1.0">
+        <dict>
+        \t<key>port</key>
+        \t<integr>80</integr>
+        </dict>
+        </plist>
 
-struct DomainCLITests {
+        """
+
     @Test func writeThenReadKeysAndNamespaces() throws {
         let dir = try TemporaryDirectory()
         let file = dir.path("d.plist")
@@ -102,41 +107,68 @@ struct DomainCLITests {
         #expect(Set(keys) == Set((0..<8).map { "key\($0)" }))
     }
 
-    @Test func printJSONAndConvertJSON() throws {
+    @Test(arguments: [
+        ["write", "port", "8080"], ["write", "port", "-int", "8080"], ["write", "tags", "-array-add", "x"],
+        ["delete", "port"], ["delete"], ["rename", "port", "p"], ["import", "IMPORT"],
+    ])
+    func editsOfAMalformedDomainFileAreRefusedAndTheFileIsLeftAlone(command: [String]) throws {
+        let dir = try TemporaryDirectory()
+        let env = ["XDG_CONFIG_HOME": dir.url.path]
+        try FileManager.default.createDirectory(at: dir.url.appending(path: "App"), withIntermediateDirectories: true)
+        let file = try dir.write("App/settings.plist", Self.malformed).path
+        let source = try dir.write("in.plist", "<plist><dict><key>a</key><true/></dict></plist>").path
+        let before = try dir.listing("App")
+        let arguments = [command[0], "App"] + command.dropFirst().map { $0 == "IMPORT" ? source : $0 }
+        let out = try CLI.run(arguments, environment: env)
+        #expect(out.status == 1)
+        #expect(out.stderr == "settings: \(file):5:2: unknown element <integr>\n")  // one line, file:line:column
+        #expect(try dir.bytes("App/settings.plist") == Data(Self.malformed.utf8))
+        #expect(try dir.listing("App") == before)  // no .corrupt-*, nothing left beside it
+        // It is still there, and still reported as malformed, not as missing.
+        let read = try CLI.run(["read", "App"], environment: env)
+        #expect(read.status == 1)
+        #expect(read.stderr == "settings: \(file):5:2: unknown element <integr>\n")
+    }
+
+    @Test func aFileWhoseRootIsNotADictionaryIsRefusedTooSayingWhatItIs() throws {
+        let dir = try TemporaryDirectory()
+        let file = try dir.write("a.plist", "<plist><array><string>x</string></array></plist>").path
+        let out = try CLI.run("write", file, "k", "1")
+        #expect(out.status == 1)
+        #expect(out.stderr == "settings: \(file): the root is an array, expected a dictionary\n")
+        #expect(try dir.bytes("a.plist") == Data("<plist><array><string>x</string></array></plist>".utf8))
+    }
+
+    @Test func aKeyPathThroughAValueThatIsNotADictionaryIsRefused() throws {
         let dir = try TemporaryDirectory()
         let file = dir.path("d.plist")
-        _ = try CLI.run("write", file, "a", "1")
-        _ = try CLI.run("write", file, "b", "-array", "x")
-        #expect(try CLI.run("print", "--json", file).stdout == "{\n  \"a\": 1,\n  \"b\": [\n    \"x\"\n  ]\n}\n")
-        let out = dir.path("d.json")
-        #expect(try CLI.run("convert", "json", file, "-o", out).status == 0)
-        #expect(String(decoding: try Data(contentsOf: URL(filePath: out)), as: UTF8.self) == #"{"a":1,"b":["x"]}"# + "\n")
-        _ = try CLI.run("write", file, "when", "-date", "2026-11-23T10:00:00Z")
-        let refused = try CLI.run("print", "--json", file)
-        #expect(refused.status == 1)
-        #expect(refused.stderr.contains("key 'when': date has no JSON form"))
+        #expect(try CLI.run("write", file, "name", "Ada").status == 0)
+        let before = try dir.bytes("d.plist")
+        let out = try CLI.run("write", file, "name/first", "x")
+        #expect(out.status == 1)
+        #expect(out.stderr == "settings: \(file): key 'name' holds a string, not a dictionary; not changed\n")
+        #expect(try dir.bytes("d.plist") == before)
     }
 
-    @Test func lintReportsEachFileWithItsPosition() throws {
+    @Test(arguments: ["{ a = 1; ", "( a, b", "<0fz>", "\"unterminated", "{ a = 1; } extra"])
+    func malformedValuesExitOneAndWriteNothing(value: String) throws {
         let dir = try TemporaryDirectory()
-        let good = try dir.write("good.plist", "<plist><dict/></plist>").path
-        let bad = try dir.write("bad.plist", "<plist><dict>\n<key>a</key>\n<integr>1</integr></dict></plist>").path
-        let result = try CLI.run("lint", good, bad)
-        #expect(result.status == 1)
-        #expect(result.stdout == "\(good): OK\n")
-        #expect(result.stderr.hasPrefix("\(bad):3:1: "))
-        #expect(try CLI.run("lint", good).status == 0)
+        let file = dir.path("d.plist")
+        #expect(try CLI.run("write", file, "other", "1").status == 0)
+        let before = try dir.bytes("d.plist")
+        let out = try CLI.run("write", file, "k", value)
+        #expect(out.status == 1)
+        #expect(out.stderr.hasPrefix("settings: \(file): key 'k': the value does not parse: line 1:"))
+        #expect(out.stderr.filter { $0 == "\n" }.count == 1)
+        #expect(try dir.bytes("d.plist") == before)
     }
 
-    @Test func diffListsAddedRemovedAndChangedKeyPaths() throws {
+    @Test(arguments: ["hello world", "word", "a=b", "x }", "https://example.com/a?b=c"])
+    func textThatIsNotALiteralIsStoredAsItIs(value: String) throws {
         let dir = try TemporaryDirectory()
-        let a = dir.path("a.plist"), b = dir.path("b.plist")
-        for (file, args) in [(a, ["Net/timeout", "30"]), (a, ["gone", "1"]), (b, ["Net/timeout", "60"]), (b, ["added", "\"x\""])] {
-            _ = try CLI.run("write", file, args[0], args[1])
-        }
-        let result = try CLI.run("diff", a, b)
-        #expect(result.status == 1)
-        #expect(result.stdout == "~ Net/timeout: 30 -> 60\n- gone = 1\n+ added = x\n")
-        #expect(try CLI.run("diff", a, a).status == 0)
+        let file = dir.path("d.plist")
+        #expect(try CLI.run("write", file, "k", value).status == 0)
+        #expect(try CLI.run("read-type", file, "k").stdout == "Type is string\n")
+        #expect(try CLI.run("read", file, "k").stdout == value + "\n")
     }
 }

@@ -4,7 +4,7 @@ import SettingsTestSupport
 
 /// Runs the built `SettingsExample` the way the README says, with its files in a fresh
 /// `XDG_CONFIG_HOME`: a second run must show what the first one saved.
-struct ExampleTests {
+struct SettingsExampleTests {
     /// Runs the example beside the test bundle and returns its standard output.
     static func runExample(_ arguments: [String], configHome: URL) throws -> (status: Int32, output: String) {
         try runBuilt("SettingsExample", arguments, environment: ["XDG_CONFIG_HOME": configHome.path])
