@@ -4,7 +4,7 @@ import Testing
 
 /// The writers never produce a file the readers refuse as too deep.
 @Suite("Nesting limit shared by readers and writers")
-struct NestingLimitTests {
+struct PlistNestingTests {
     /// `levels` dictionaries, each holding the next under `"k"`, the innermost holding `inner`.
     private func dictionaries(_ levels: Int, inner: PlistValue = "leaf") -> PlistValue {
         var value = inner

@@ -9,7 +9,7 @@ import Testing
 /// Dates in every text form: the proleptic Gregorian calendar on both sides (before 1582
 /// included), and dates that a form cannot carry (NaN, infinities, beyond its years) refused or
 /// carried exactly, never clamped.
-@Suite struct DateFormsTests {
+@Suite struct PlistDateTests {
     func date(_ seconds: Double) -> PlistValue { .date(Date(timeIntervalSinceReferenceDate: seconds)) }
 
     func xmlDocument(_ dateText: String) -> [UInt8] {
@@ -132,5 +132,42 @@ import Testing
         #expect(date(-.infinity).description == "-inf")
         #expect(date(1e300).description == "1e+300 seconds since 2001-01-01T00:00:00Z")
         #expect(date(0.5).description == "2001-01-01T00:00:00.5Z")
+    }
+}
+
+/// Dates as `PlistDate` prints and reads them.
+struct PlistDateTextTests {
+    @Test(arguments: [
+        (0.0, "2001-01-01T00:00:00Z"),
+        (-1.0, "2000-12-31T23:59:59Z"),
+        (0.25, "2001-01-01T00:00:00.25Z"),
+        (-0.5, "2000-12-31T23:59:59.5Z"),
+        (-978_307_200.0, "1970-01-01T00:00:00Z"),
+        (-63_113_904_000.0, "0001-01-01T00:00:00Z"),
+        (1e-6, "2001-01-01T00:00:00.000001Z"),
+    ])
+    func formatsShortestExactText(seconds: Double, text: String) {
+        #expect(PlistDate.iso8601(seconds, fraction: true) == text)
+        #expect(PlistDate.parse(text.utf8, allowFraction: true) == seconds)
+    }
+
+    @Test func wholeSecondFormFloors() {
+        #expect(PlistDate.iso8601(0.75, fraction: false) == "2001-01-01T00:00:00Z")
+        #expect(PlistDate.iso8601(-0.25, fraction: false) == "2000-12-31T23:59:59Z")
+    }
+
+    @Test func fractionsRoundTripForAwkwardDoubles() {
+        for t in [1.1, 123_456_789.123_456_7, -987_654.321, 0.1 + 0.2, 7e-10, 6e8 + 1.0 / 3.0] {
+            let text = PlistDate.iso8601(t, fraction: true)
+            #expect(PlistDate.parse(text.utf8, allowFraction: true) == t, "\(t) -> \(text)")
+        }
+    }
+
+    @Test func strictXMLFormRejectsFractionsAndJunk() {
+        #expect(PlistDate.parse("2001-01-01T00:00:00.5Z".utf8, allowFraction: false) == nil)
+        #expect(PlistDate.parse("2001-01-01T00:00:00".utf8, allowFraction: false) == nil)
+        #expect(PlistDate.parse("2001-01-01 00:00:00Z".utf8, allowFraction: false) == nil)
+        #expect(PlistDate.parse("99999999999-01-01T00:00:00Z".utf8, allowFraction: false) == nil)
+        #expect(PlistDate.parse("2001-13-01T00:00:00Z".utf8, allowFraction: false) == PlistDate.parse("2002-01-01T00:00:00Z".utf8, allowFraction: false))
     }
 }

@@ -5,7 +5,7 @@ import SettingsTestSupport
 
 /// The XML writer: Apple's exact layout, escaping, refusals, number and date text, base64 lines,
 /// and documents that other readers (plistlib, plistutil) read back to the same value.
-@Suite struct XMLWriterTests {
+@Suite struct XMLPlistWriterTests {
     func xml(_ value: PlistValue) throws -> String {
         String(decoding: try XMLPlistWriter.write(value), as: UTF8.self)
     }
@@ -308,7 +308,7 @@ import SettingsTestSupport
 
     @Test func datesAreWholeSecondsFlooredLikePlistDate() throws {
         var rng = SplitMix64(seed: 3)
-        // Dates XML cannot carry (NaN, infinities, beyond 8-digit years) are refused: DateFormsTests.
+        // Dates XML cannot carry (NaN, infinities, beyond 8-digit years) are refused: PlistDateTests.
         var times: [Double] = [0, -0.5, 0.999, -86_400.5, 1e14, -1e14, 2e14, -3e15,
                                -63_114_076_800, -63_114_076_801, 252_423_993_600]
         for _ in 0..<5_000 {

@@ -10,7 +10,7 @@ import SettingsTestSupport
 /// A lock file created by a taker of the lock, and removed by it again while it still holds it
 /// (model-file saves, the tool beside a plain file), is never left behind when takers race: the
 /// one that created it is the one that holds it first.
-struct LockFileRemovalTests {
+struct PlistFileLockTests {
     @Test(.timeLimit(hangLimit)) func aLockFileItsCreatorRemovesIsNeverLeftWhenTakersRace() throws {
         let scratch = try TemporaryDirectory()
         let path = PlistFile.lockPath(for: scratch.path("profile.plist"))
