@@ -6,7 +6,7 @@
 /// length and count is checked against the bytes that remain before it is used.
 ///
 /// One file per job: `BinaryPlistLayout` (header, trailer, offset table), `BinaryPlistDecoder`
-/// (objects, sharing, the expansion limit), `BinaryPlistUniquing` (key numbering and the hash
+/// (objects, sharing, the expansion limit), `BinaryPlistKeyTable` (key numbering and the hash
 /// slots the writer shares) and `BinaryPlistText` (ASCII and UTF-16 strings).
 enum BinaryPlistReader {
     static func read(_ buffer: UnsafeBufferPointer<UInt8>, options: PlistReadOptions) throws(PlistError) -> PlistValue {

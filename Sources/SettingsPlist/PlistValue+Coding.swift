@@ -4,35 +4,6 @@ public import FoundationEssentials
 public import Foundation
 #endif
 
-/// The two property-list file formats.
-public enum PlistFormat: String, Sendable, Hashable, CaseIterable {
-    /// Apple's XML format (`<?xml ...?><plist>`), human-readable and editable.
-    case xml
-    /// The compact binary format (`bplist00`).
-    case binary
-
-    /// The format of `bytes` judged from their first bytes: `binary` for `bplist`, else `xml`.
-    ///
-    /// - Parameter bytes: the start of a file; 6 bytes are enough.
-    public static func detect(_ bytes: some Collection<UInt8>) -> PlistFormat {
-        bytes.starts(with: Array("bplist".utf8)) ? .binary : .xml
-    }
-}
-
-/// Limits applied while reading, so hostile input stays bounded.
-public struct PlistReadOptions: Sendable, Hashable {
-    /// How deeply arrays and dictionaries may nest; deeper input is a ``PlistError/Code/tooDeep`` error.
-    /// The default, 512, is CoreFoundation's limit and far beyond any real file.
-    public var maximumDepth: Int
-
-    /// Creates reading options.
-    ///
-    /// - Parameter maximumDepth: the nesting limit (default 512).
-    public init(maximumDepth: Int = 512) {
-        self.maximumDepth = maximumDepth
-    }
-}
-
 extension PlistValue {
     /// Reads a property list in either format, detected from its first bytes.
     ///

@@ -1,4 +1,5 @@
 import Foundation
+import SettingsTestSupport
 import Testing
 
 /// Docs/GettingStarted.md, done as a reader does it: its `Package.swift`, `Defaults.plist` and
@@ -48,8 +49,8 @@ struct GettingStartedRunsTests {
         let defaults = try #require(Self.blocks("xml", in: markdown).first)
         #expect(manifest.contains(#".package(path: "../Settings")"#))
 
-        let work = FileManager.default.temporaryDirectory.appending(path: "getting-started-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: work) }
+        let temporary = try TemporaryDirectory()
+        let work = temporary.url
         let package = work.appending(path: "MyApp")
         try FileManager.default.createDirectory(at: package.appending(path: "Sources/MyApp"), withIntermediateDirectories: true)
         // The checkout beside the package, as the guide has it: ../Settings (a link to this one).

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import SettingsTestSupport
 
 /// The tool refuses arguments and files it cannot act on faithfully: domains that would write
 /// outside the application's folder, arguments that are not UTF-8, and binary files whose keys
@@ -7,7 +8,7 @@ import Testing
 struct InputChecksCLITests {
     @Test(arguments: [".", ".."])
     func dotDomainsAreRefusedAndWriteNothing(domain: String) throws {
-        let dir = try TempDir()
+        let dir = try TemporaryDirectory()
         let config = dir.path("config/sub")
         try FileManager.default.createDirectory(atPath: config, withIntermediateDirectories: true)
         let out = try CLI.run(["write", domain, "k", "v"], environment: ["XDG_CONFIG_HOME": config])
@@ -21,7 +22,7 @@ struct InputChecksCLITests {
 
     @Test(arguments: ["sub/", "sub/.", "sub/..", "./sub"])
     func domainsWithASlashThatAreNotFilesAreRefused(domain: String) throws {
-        let dir = try TempDir()
+        let dir = try TemporaryDirectory()
         try FileManager.default.createDirectory(atPath: dir.path("sub"), withIntermediateDirectories: true)
         let out = try CLI.run(["write", domain, "k", "v"], environment: [:], in: dir.url)
         if domain == "./sub" {  // could be a file: refused when read, as every command says it
@@ -37,13 +38,13 @@ struct InputChecksCLITests {
 
     /// Runs the tool through `sh` so that an argument can hold bytes that are not UTF-8
     /// (`Process` takes `String`s): `$1` is the tool, `printf` makes the bytes.
-    func runRaw(_ script: String, in dir: TempDir) throws -> CLI.Output {
+    func runRaw(_ script: String, in dir: TemporaryDirectory) throws -> CLI.Output {
         try CLI.launch(URL(filePath: "/bin/sh"), ["-c", script, "sh", CLI.executable.path], environment: [:], in: dir.url)
     }
 
     @Test func aKeyThatIsNotUTF8IsRefusedAndTouchesNoOtherKey() throws {
-        let dir = try TempDir()
-        let file = try dir.file("d.plist", "<plist><dict><key>café</key><string>kept</string><key>caf\u{FFFD}</key><integer>1</integer></dict></plist>")
+        let dir = try TemporaryDirectory()
+        let file = try dir.write("d.plist", "<plist><dict><key>café</key><string>kept</string><key>caf\u{FFFD}</key><integer>1</integer></dict></plist>").path
         let before = try Data(contentsOf: URL(filePath: file))
         // `caf` then the Latin-1 byte of é: CommandLine.arguments reads it as "caf\u{FFFD}".
         for command in [#""$1" delete d.plist "$(printf 'caf\350')""#, #""$1" write d.plist "$(printf 'caf\350')" x"#,
@@ -76,7 +77,7 @@ struct InputChecksCLITests {
     }()
 
     @Test func loneSurrogateKeysAreReportedNotMerged() throws {
-        let dir = try TempDir()
+        let dir = try TemporaryDirectory()
         let file = dir.path("s.bplist")
         try Data(Self.loneSurrogateKeys).write(to: URL(filePath: file))
         // Before: lint said OK and -convert wrote one key "a\u{FFFD}" = 1, dropping the 2.

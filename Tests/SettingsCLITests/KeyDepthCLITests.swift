@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import SettingsTestSupport
 
 /// The tool refuses key paths and values that no file can hold, instead of writing a file that
 /// `read` and `lint` then refuse.
@@ -10,7 +11,7 @@ struct KeyDepthCLITests {
 
     @Test(arguments: [600, 60_000])
     func writeRefusesAKeyPathNoFileCanHold(components: Int) throws {
-        let dir = try TempDir()
+        let dir = try TemporaryDirectory()
         let env = ["XDG_CONFIG_HOME": dir.url.path]
         #expect(try CLI.run(["write", "App", "keep", "1"], environment: env).status == 0)
         let file = dir.url.appending(path: "App/settings.plist")
@@ -25,8 +26,8 @@ struct KeyDepthCLITests {
     }
 
     @Test func insertRefusesADottedKeyPathNoFileCanHold() throws {
-        let dir = try TempDir()
-        let file = try dir.file("p.plist", "<plist><dict><key>a</key><true/></dict></plist>")
+        let dir = try TemporaryDirectory()
+        let file = try dir.write("p.plist", "<plist><dict><key>a</key><true/></dict></plist>").path
         let before = try Data(contentsOf: URL(filePath: file))
         let out = try CLI.run(["-insert", Self.deep(600, separator: "."), "-bool", "YES", file], environment: [:])
         #expect(out.status == 1)
@@ -35,8 +36,8 @@ struct KeyDepthCLITests {
     }
 
     @Test func aValueThatNestsTooDeepUnderItsKeyIsRefused() throws {
-        let dir = try TempDir()
-        let file = try dir.file("p.plist", "<plist><dict/></plist>")
+        let dir = try TemporaryDirectory()
+        let file = try dir.write("p.plist", "<plist><dict/></plist>").path
         let before = try Data(contentsOf: URL(filePath: file))
         // The file's dictionary and 511 more on the key path: the value's dictionary is the 513th.
         let out = try CLI.run(["write", file, Self.deep(512, separator: "/"), "{ a = 1; }"], environment: [:])

@@ -1,18 +1,19 @@
 import Foundation
 import Testing
+import SettingsTestSupport
 
 /// One test per row of the `defaults`/`plutil` table in Docs/Tool.md, each running the built tool.
 struct ParityCLITests {
     /// A fresh config directory holding the domain `MyApp` with a few keys.
     struct Fixture {
-        let dir: TempDir
+        let dir: TemporaryDirectory
         var env: [String: String] { ["XDG_CONFIG_HOME": dir.url.path] }
         var file: String { dir.path("MyApp/settings.plist") }
 
         init() throws {
-            dir = try TempDir()
+            dir = try TemporaryDirectory()
             try FileManager.default.createDirectory(at: dir.url.appending(path: "MyApp"), withIntermediateDirectories: true)
-            _ = try dir.file("MyApp/settings.plist", """
+            _ = try dir.write("MyApp/settings.plist", """
                 <?xml version="1.0" encoding="UTF-8"?>
                 <!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
                 <plist version="1.0">
@@ -33,7 +34,7 @@ struct ParityCLITests {
                 </dict>
                 </plist>
 
-                """)
+                """).path
         }
 
         func run(_ arguments: String...) throws -> CLI.Output {
@@ -163,7 +164,7 @@ struct ParityCLITests {
 
     @Test func importFromFileAndStandardInput() throws {
         let f = try Fixture()
-        let json = try f.dir.file("in.json", #"{"imported": [1, 2]}"#)
+        let json = try f.dir.write("in.json", #"{"imported": [1, 2]}"#).path
         #expect(try f.run("import", "MyApp", json).status == 0)
         #expect(try f.run("keys", "MyApp").stdout == "imported\n")
         #expect(try f.run("read-type", "MyApp", "imported").stdout == "Type is array\n")
@@ -309,14 +310,14 @@ struct ParityCLITests {
 
     @Test func everyCommandReadsJSONAndOpenStepText() throws {
         let f = try Fixture()
-        let json = try f.dir.file("a.json", try f.run("-convert", "json", "-o", "-", f.file).stdout)
+        let json = try f.dir.write("a.json", try f.run("-convert", "json", "-o", "-", f.file).stdout).path
         let xml = f.dir.path("from-json.plist")
         #expect(try f.run("convert", "xml1", json, "-o", xml).status == 0)  // the tool's own JSON output
         #expect(try f.run("diff", f.file, xml).status == 0)
-        let openStep = try f.dir.file("a.txt", try f.run("read", "MyApp").stdout)
+        let openStep = try f.dir.write("a.txt", try f.run("read", "MyApp").stdout).path
         #expect(try f.run("-extract", "Net.host", "raw", openStep).stdout == "example.com\n")
         #expect(try f.run("-lint", openStep).status == 0)
-        let typed = try f.dir.file("t.json", try f.run("print", "--typed-json", f.file).stdout)
+        let typed = try f.dir.write("t.json", try f.run("print", "--typed-json", f.file).stdout).path
         #expect(try f.run("diff", f.file, typed).status == 0)
     }
 

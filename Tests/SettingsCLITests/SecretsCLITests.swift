@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import SettingsTestSupport
 
 /// `read`, `print` and `diff` print secret-looking keys as `<redacted>` unless `--show-secrets`.
 struct SecretsCLITests {
@@ -13,9 +14,8 @@ struct SecretsCLITests {
         """
 
     func withFiles(_ body: (URL) throws -> Void) throws {
-        let dir = FileManager.default.temporaryDirectory.appending(path: "settings-secrets-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: dir) }
+        let temporary = try TemporaryDirectory()
+        let dir = temporary.url
         try Data(Self.plist.utf8).write(to: dir.appending(path: "a.plist"))
         try Data(Self.plist.replacing("tok-123", with: "tok-456").utf8).write(to: dir.appending(path: "b.plist"))
         try body(dir)
@@ -24,20 +24,20 @@ struct SecretsCLITests {
     @Test func readRedactsUnlessAsked() throws {
         try withFiles { dir in
             let file = dir.appending(path: "a.plist").path
-            let read = try ExampleTests.runBuilt("settings", ["read", file])
+            let read = try SettingsExampleTests.runBuilt("settings", ["read", file])
             #expect(read.status == 0)
             #expect(read.output.contains("example.com"))
             #expect(read.output.contains("<redacted>"))
             #expect(!read.output.contains("hunter2") && !read.output.contains("tok-123"))
-            #expect(try ExampleTests.runBuilt("settings", ["read", file, "API/token"]).output == "<redacted>\n")
-            let shown = try ExampleTests.runBuilt("settings", ["read", "--show-secrets", file, "API/token"])
+            #expect(try SettingsExampleTests.runBuilt("settings", ["read", file, "API/token"]).output == "<redacted>\n")
+            let shown = try SettingsExampleTests.runBuilt("settings", ["read", "--show-secrets", file, "API/token"])
             #expect(shown.output == "tok-123\n")
         }
     }
 
     @Test func helpNamesShowSecrets() throws {
         for arguments in [["--help"], ["read", "--help"], ["print", "--help"], ["diff", "--help"]] {
-            let help = try ExampleTests.runBuilt("settings", arguments)
+            let help = try SettingsExampleTests.runBuilt("settings", arguments)
             #expect(help.output.contains("--show-secrets"), "settings \(arguments.joined(separator: " "))")
         }
     }
@@ -45,21 +45,21 @@ struct SecretsCLITests {
     @Test func printRedactsUnlessAsked() throws {
         try withFiles { dir in
             let file = dir.appending(path: "a.plist").path
-            let printed = try ExampleTests.runBuilt("settings", ["print", "--json", file])
+            let printed = try SettingsExampleTests.runBuilt("settings", ["print", "--json", file])
             #expect(printed.status == 0)
             #expect(!printed.output.contains("hunter2") && printed.output.contains("<redacted>"))
-            #expect(try ExampleTests.runBuilt("settings", ["print", "--json", "--show-secrets", file]).output.contains("hunter2"))
+            #expect(try SettingsExampleTests.runBuilt("settings", ["print", "--json", "--show-secrets", file]).output.contains("hunter2"))
         }
     }
 
     @Test func diffSaysASecretChangedWithoutShowingIt() throws {
         try withFiles { dir in
             let a = dir.appending(path: "a.plist").path, b = dir.appending(path: "b.plist").path
-            let diff = try ExampleTests.runBuilt("settings", ["diff", a, b])
+            let diff = try SettingsExampleTests.runBuilt("settings", ["diff", a, b])
             #expect(diff.status == 1)
             #expect(diff.output.contains("API/token"))
             #expect(!diff.output.contains("tok-"))
-            #expect(try ExampleTests.runBuilt("settings", ["diff", "--show-secrets", a, b]).output.contains("tok-456"))
+            #expect(try SettingsExampleTests.runBuilt("settings", ["diff", "--show-secrets", a, b]).output.contains("tok-456"))
         }
     }
 }

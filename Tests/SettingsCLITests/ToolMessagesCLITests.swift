@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import SettingsTestSupport
 
 /// What the tool says when something goes wrong: one message per problem, exit statuses that
 /// mean one thing, suggestions for a key path that finds nothing, no silent replacement, and no
@@ -12,7 +13,7 @@ struct ToolMessagesCLITests {
         """
 
     @Test func aMissingFileGetsOneMessageFromEveryCommand() throws {
-        let dir = try TempDir()
+        let dir = try TemporaryDirectory()
         var messages: Set<String> = []
         for arguments in [["read", "./nofile.plist"], ["read", "./nofile.plist", "k"], ["print", "./nofile.plist"],
                           ["lint", "./nofile.plist"], ["keys", "./nofile.plist"]] {
@@ -25,22 +26,22 @@ struct ToolMessagesCLITests {
     }
 
     @Test func diffExitsTwoWhenItCannotRead() throws {
-        let dir = try TempDir()
-        let a = try dir.file("a.plist", sample)
-        let b = try dir.file("b.plist", sample.replacingOccurrences(of: "30", with: "60"))
+        let dir = try TemporaryDirectory()
+        let a = try dir.write("a.plist", sample).path
+        let b = try dir.write("b.plist", sample.replacingOccurrences(of: "30", with: "60")).path
         #expect(try CLI.run("diff", a, a).status == 0)
         #expect(try CLI.run("diff", a, b).status == 1)
         let missing = try CLI.run("diff", a, dir.path("none.plist"))
         #expect(missing.status == 2)
         #expect(missing.stderr == "settings: \(dir.path("none.plist")): cannot read file: no such file\n")
-        let malformed = try dir.file("bad.plist", "<plist><dict>")
+        let malformed = try dir.write("bad.plist", "<plist><dict>").path
         #expect(try CLI.run("diff", malformed, a).status == 2)
         #expect(try CLI.run("diff", "--help").stdout.contains("2 when a file cannot be read"))
     }
 
     @Test func aKeyPathThatFindsNothingSuggestsTheNearestOrTheOtherSyntax() throws {
-        let dir = try TempDir()
-        let file = try dir.file("p.plist", sample)
+        let dir = try TemporaryDirectory()
+        let file = try dir.write("p.plist", sample).path
         let slashInExtract = try CLI.run("-extract", "Network/timeout", "raw", file)
         #expect(slashInExtract.status == 1)
         #expect(slashInExtract.stderr.contains("(plutil-style commands take key paths with '.': 'Network.timeout')"))
@@ -58,8 +59,8 @@ struct ToolMessagesCLITests {
     }
 
     @Test func renameOntoAnExistingKeyNeedsForce() throws {
-        let dir = try TempDir()
-        let file = try dir.file("p.plist", sample)
+        let dir = try TemporaryDirectory()
+        let file = try dir.write("p.plist", sample).path
         let before = try Data(contentsOf: URL(filePath: file))
         let refused = try CLI.run("rename", file, "fullName", "autoPlay")
         #expect(refused.status == 1)
@@ -72,7 +73,7 @@ struct ToolMessagesCLITests {
     }
 
     @Test func findNeitherPrintsNorConfirmsSecrets() throws {
-        let dir = try TempDir()
+        let dir = try TemporaryDirectory()
         let config = dir.path("config")
         let env = ["XDG_CONFIG_HOME": config]
         #expect(try CLI.run(["write", "Demo", "password", "hunter2"], environment: env).status == 0)
@@ -85,8 +86,8 @@ struct ToolMessagesCLITests {
     }
 
     @Test func extractRawOfAnArrayOrDictionaryIsLikePlutil() throws {
-        let dir = try TempDir()
-        let file = try dir.file("p.plist", sample)
+        let dir = try TemporaryDirectory()
+        let file = try dir.write("p.plist", sample).path
         #expect(try CLI.run("-extract", "tags", "raw", file).stdout == "3\n")
         #expect(try CLI.run("-extract", "Network", "raw", file).stdout == "timeout\n")
         #expect(try CLI.run("-extract", "Network", "raw", "-n", file).stdout == "timeout")

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import SettingsTestSupport
 
 /// `-insert`/`-replace` with `-xml`: a fragment (`<array>…</array>`, as plutil takes) is XML,
 /// whatever letter its first tag starts with, and one nested too deep is refused.
@@ -14,8 +15,8 @@ struct XMLValueFragmentCLITests {
         ("<?xml version=\"1.0\"?><plist version=\"1.0\"><array/></plist>", "array"),
     ])
     func aFragmentIsReadAsXML(_ fragment: String, _ type: String) throws {
-        let dir = try TempDir()
-        let file = try dir.file("p.plist", "<plist><dict/></plist>")
+        let dir = try TemporaryDirectory()
+        let file = try dir.write("p.plist", "<plist><dict/></plist>").path
         // Before: "<a…", "<d…" and "<f…" were read as OpenStep data and refused
         // ("data needs two hex digits per byte").
         let out = try CLI.run(["-insert", "k", "-xml", fragment, file], environment: [:])
@@ -24,8 +25,8 @@ struct XMLValueFragmentCLITests {
     }
 
     @Test func aFragmentNestedTooDeepIsRefused() throws {
-        let dir = try TempDir()
-        let file = try dir.file("p.plist", "<plist><dict/></plist>")
+        let dir = try TemporaryDirectory()
+        let file = try dir.write("p.plist", "<plist><dict/></plist>").path
         let before = try Data(contentsOf: URL(filePath: file))
         let deep = String(repeating: "<array>", count: 600) + String(repeating: "</array>", count: 600)
         let out = try CLI.run(["-insert", "k", "-xml", deep, file], environment: [:])

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import SettingsPlist
+import SettingsTestSupport
 
 // MARK: - Helpers
 
@@ -75,7 +76,7 @@ private func roundTrip(_ value: PlistValue) throws -> PlistValue {
     return try readBinary(bytes)
 }
 
-// Canonical JSON expectations are read with `CanonicalJSON` (XMLReaderTests.swift).
+// Canonical JSON expectations are read with `CanonicalJSON` (XMLPlistReaderTests.swift).
 
 // MARK: - Corpus
 

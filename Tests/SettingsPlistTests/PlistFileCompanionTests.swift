@@ -4,6 +4,7 @@ import Testing
 #if canImport(Glibc)
 import Glibc
 #endif
+import SettingsTestSupport
 
 /// `PlistFile.companionDirectory(for:)`: where a settings file's history, provenance and schema live.
 struct PlistFileCompanionTests {
@@ -12,34 +13,34 @@ struct PlistFileCompanionTests {
     }
 
     @Test func itIsCreatedOwnerOnly() throws {
-        let dir = try Scratch()
-        let made = try PlistFile.makeCompanionDirectory(for: dir.file("settings.plist"))
+        let dir = try TemporaryDirectory()
+        let made = try PlistFile.makeCompanionDirectory(for: dir.path("settings.plist"))
         var s = stat()
         #expect(lstat(made, &s) == 0)
         #expect(s.st_mode & 0o777 == 0o700)
-        #expect(try PlistFile.existingCompanionDirectory(for: dir.file("settings.plist")) == made)
+        #expect(try PlistFile.existingCompanionDirectory(for: dir.path("settings.plist")) == made)
     }
 
     @Test func aMissingOneIsNil() throws {
-        let dir = try Scratch()
-        #expect(try PlistFile.existingCompanionDirectory(for: dir.file("settings.plist")) == nil)
+        let dir = try TemporaryDirectory()
+        #expect(try PlistFile.existingCompanionDirectory(for: dir.path("settings.plist")) == nil)
     }
 
     @Test func aLinkInItsPlaceIsRefusedAndNothingIsCreatedThrough() throws {
-        let dir = try Scratch()
-        let elsewhere = dir.file("elsewhere")
+        let dir = try TemporaryDirectory()
+        let elsewhere = dir.path("elsewhere")
         try FileManager.default.createDirectory(atPath: elsewhere, withIntermediateDirectories: false)
-        #expect(symlink(elsewhere, PlistFile.companionDirectory(for: dir.file("settings.plist"))) == 0)
-        #expect(throws: PlistFile.Failure.self) { try PlistFile.makeCompanionDirectory(for: dir.file("settings.plist")) }
-        #expect(throws: PlistFile.Failure.self) { try PlistFile.existingCompanionDirectory(for: dir.file("settings.plist")) }
+        #expect(symlink(elsewhere, PlistFile.companionDirectory(for: dir.path("settings.plist"))) == 0)
+        #expect(throws: PlistFile.Failure.self) { try PlistFile.makeCompanionDirectory(for: dir.path("settings.plist")) }
+        #expect(throws: PlistFile.Failure.self) { try PlistFile.existingCompanionDirectory(for: dir.path("settings.plist")) }
         #expect(try FileManager.default.contentsOfDirectory(atPath: elsewhere).isEmpty)
     }
 
     @Test func oneOthersCanWriteToIsRefused() throws {
-        let dir = try Scratch()
-        let meta = PlistFile.companionDirectory(for: dir.file("settings.plist"))
+        let dir = try TemporaryDirectory()
+        let meta = PlistFile.companionDirectory(for: dir.path("settings.plist"))
         #expect(mkdir(meta, 0o700) == 0)
         #expect(chmod(meta, 0o777) == 0)
-        #expect(throws: PlistFile.Failure.self) { try PlistFile.makeCompanionDirectory(for: dir.file("settings.plist")) }
+        #expect(throws: PlistFile.Failure.self) { try PlistFile.makeCompanionDirectory(for: dir.path("settings.plist")) }
     }
 }

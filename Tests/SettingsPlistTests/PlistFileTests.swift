@@ -4,23 +4,8 @@ import Testing
 #if canImport(Glibc)
 import Glibc
 #endif
+import SettingsTestSupport
 
-/// A fresh directory per test, removed when the test ends.
-final class Scratch {
-    let path: String
-    init() throws {
-        path = FileManager.default.temporaryDirectory.appending(path: "plistfile-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-    }
-    deinit { try? FileManager.default.removeItem(atPath: path) }
-
-    func file(_ name: String) -> String { path + "/" + name }
-    func write(_ name: String, _ text: String) throws -> String {
-        try Data(text.utf8).write(to: URL(filePath: file(name)))
-        return file(name)
-    }
-    var listing: [String] { ((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []).sorted() }
-}
 
 /// `PlistFile`: the one implementation of reading, replacing, locking and the link rule.
 struct PlistFileTests {
@@ -32,44 +17,44 @@ struct PlistFileTests {
     }
 
     @Test func aLinkInPlaceOfTheLockFileIsRefusedAndItsTargetUntouched() throws {
-        let dir = try Scratch()
-        let victim = try dir.write("victim", "precious")
-        let target = try dir.write("settings.plist", Self.plist)
+        let dir = try TemporaryDirectory()
+        let victim = try dir.write("victim", "precious").path
+        let target = try dir.write("settings.plist", Self.plist).path
         #expect(symlink(victim, PlistFile.lockPath(for: target)) == 0)
         #expect(throws: PlistFile.Failure.self) { try PlistFile.tryLock(PlistFile.lockPath(for: target)) }
         #expect(try String(contentsOfFile: victim, encoding: .utf8) == "precious")
-        let dangling = try dir.write("other.plist", Self.plist)
-        #expect(symlink(dir.file("created-by-lock"), PlistFile.lockPath(for: dangling)) == 0)
+        let dangling = try dir.write("other.plist", Self.plist).path
+        #expect(symlink(dir.path("created-by-lock"), PlistFile.lockPath(for: dangling)) == 0)
         #expect(throws: PlistFile.Failure.self) { try PlistFile.tryLock(PlistFile.lockPath(for: dangling)) }
-        #expect(!FileManager.default.fileExists(atPath: dir.file("created-by-lock")))
+        #expect(!FileManager.default.fileExists(atPath: dir.path("created-by-lock")))
     }
 
     @Test func aLinkInPlaceOfATemporaryFileIsNeverOpened() throws {
-        let dir = try Scratch()
-        let victim = try dir.write("victim", "precious")
-        let planted = dir.file(PlistFile.temporaryPrefix(for: dir.file("settings.plist")) + "guess")
+        let dir = try TemporaryDirectory()
+        let victim = try dir.write("victim", "precious").path
+        let planted = dir.path(PlistFile.temporaryPrefix(for: dir.path("settings.plist")) + "guess")
         #expect(symlink(victim, planted) == 0)
         #expect(PlistFile.createExclusively(planted) == -1 && errno == EEXIST)
-        #expect(symlink(dir.file("elsewhere"), dir.file("dangling")) == 0)
-        #expect(PlistFile.createExclusively(dir.file("dangling")) == -1 && errno == EEXIST)
+        #expect(symlink(dir.path("elsewhere"), dir.path("dangling")) == 0)
+        #expect(PlistFile.createExclusively(dir.path("dangling")) == -1 && errno == EEXIST)
         #expect(try String(contentsOfFile: victim, encoding: .utf8) == "precious")
-        #expect(!FileManager.default.fileExists(atPath: dir.file("elsewhere")))
+        #expect(!FileManager.default.fileExists(atPath: dir.path("elsewhere")))
     }
 
     @Test func replaceLeavesNoTemporaryFileAndKeepsTheMode() throws {
-        let dir = try Scratch()
-        let file = try dir.write("settings.plist", Self.plist)
+        let dir = try TemporaryDirectory()
+        let file = try dir.write("settings.plist", Self.plist).path
         #expect(chmod(file, 0o640) == 0)
         let old = try #require(try PlistFile.identity(of: file))
         let new = try PlistFile.replace(file, with: Array("new".utf8), permissions: old.permissions, owner: old.owner)
         #expect(new.permissions == 0o640 && new.inode != old.inode)
         #expect(try String(contentsOfFile: file, encoding: .utf8) == "new")
-        #expect(dir.listing == ["settings.plist"])
+        #expect(try dir.listing() == ["settings.plist"])
     }
 
     @Test func aLockHeldIsBusyAndALockFileRemovedUnderItIsNotTheLockAnyMore() throws {
-        let dir = try Scratch()
-        let lockPath = PlistFile.lockPath(for: dir.file("settings.plist"))
+        let dir = try TemporaryDirectory()
+        let lockPath = PlistFile.lockPath(for: dir.path("settings.plist"))
         let first = try #require(try PlistFile.tryLock(lockPath))
         #expect(first.created)
         #expect(try PlistFile.tryLock(lockPath) == nil)  // busy (flock locks are per open file)
@@ -85,41 +70,41 @@ struct PlistFileTests {
 
     @Test func noLockFileIsCreatedInADirectoryOfAnotherUser() throws {
         guard geteuid() == 0 else { return }  // needs root to give the directory away
-        let dir = try Scratch()
-        let theirs = dir.file("theirs")
+        let dir = try TemporaryDirectory()
+        let theirs = dir.path("theirs")
         #expect(mkdir(theirs, 0o777) == 0 && chown(theirs, 4321, 4321) == 0)
         #expect(throws: PlistFile.Failure.self) { try PlistFile.tryLock(PlistFile.lockPath(for: theirs + "/settings.plist")) }
         #expect(try FileManager.default.contentsOfDirectory(atPath: theirs).isEmpty)
     }
 
     @Test func theLinkRuleFollowsOnlyTheUsersOwnLinks() throws {
-        let dir = try Scratch()
-        let target = try dir.write("real.plist", Self.plist)
-        #expect(symlink(target, dir.file("mine.plist")) == 0)
-        #expect(try PlistFile.target(of: dir.file("mine.plist")) == PlistFile.Target(path: target, link: dir.file("mine.plist")))
+        let dir = try TemporaryDirectory()
+        let target = try dir.write("real.plist", Self.plist).path
+        #expect(symlink(target, dir.path("mine.plist")) == 0)
+        #expect(try PlistFile.target(of: dir.path("mine.plist")) == PlistFile.Target(path: target, link: dir.path("mine.plist")))
         #expect(try PlistFile.target(of: target) == PlistFile.Target(path: target, link: nil))
-        #expect(try PlistFile.target(of: dir.file("new.plist")).path == dir.file("new.plist"))
+        #expect(try PlistFile.target(of: dir.path("new.plist")).path == dir.path("new.plist"))
         guard geteuid() == 0 else { return }
-        #expect(symlink(target, dir.file("theirs.plist")) == 0)
-        #expect(lchown(dir.file("theirs.plist"), 4321, 4321) == 0)
-        #expect(throws: PlistFile.Failure.self) { try PlistFile.target(of: dir.file("theirs.plist")) }
-        let foreignDirectory = dir.file("foreign")
+        #expect(symlink(target, dir.path("theirs.plist")) == 0)
+        #expect(lchown(dir.path("theirs.plist"), 4321, 4321) == 0)
+        #expect(throws: PlistFile.Failure.self) { try PlistFile.target(of: dir.path("theirs.plist")) }
+        let foreignDirectory = dir.path("foreign")
         #expect(mkdir(foreignDirectory, 0o777) == 0 && chown(foreignDirectory, 4321, 4321) == 0)
-        #expect(symlink(foreignDirectory + "/new.plist", dir.file("dangling.plist")) == 0)
-        #expect(throws: PlistFile.Failure.self) { try PlistFile.target(of: dir.file("dangling.plist")) }
+        #expect(symlink(foreignDirectory + "/new.plist", dir.path("dangling.plist")) == 0)
+        #expect(throws: PlistFile.Failure.self) { try PlistFile.target(of: dir.path("dangling.plist")) }
     }
 
     @Test func readRefusesAFIFOWithoutBlockingAndAFileOverTheLimit() throws {
-        let dir = try Scratch()
-        #expect(mkfifo(dir.file("fifo"), 0o600) == 0)
-        #expect(throws: PlistFile.Failure.self) { try PlistFile.read(dir.file("fifo")) }
-        let big = try dir.write("big", String(repeating: "x", count: 2000))
+        let dir = try TemporaryDirectory()
+        #expect(mkfifo(dir.path("fifo"), 0o600) == 0)
+        #expect(throws: PlistFile.Failure.self) { try PlistFile.read(dir.path("fifo")) }
+        let big = try dir.write("big", String(repeating: "x", count: 2000)).path
         do {
             _ = try PlistFile.read(big, limit: 1024)
             Issue.record("read past the limit")
         } catch {
             #expect(error.code == EFBIG && error.description.contains("1.0 KiB (1024 bytes)"))
         }
-        #expect(try PlistFile.read(dir.file("missing")) == nil)
+        #expect(try PlistFile.read(dir.path("missing")) == nil)
     }
 }

@@ -6,6 +6,7 @@ import Foundation
 import SettingsPlist
 import Testing
 @testable import Settings
+import SettingsTestSupport
 
 struct ArgumentsTests {
     // MARK: Command-line arguments
@@ -120,7 +121,7 @@ struct ArgumentsTests {
     }
 
     @Test func volatileValuesAreNeverWrittenToTheUserFile() async throws {
-        let directory = try FixtureDirectory()
+        let directory = try TemporaryDirectory()
         let url = directory.file("settings.plist")
         let store = SettingsStore.file(url)
         store.applyArguments(["myapp", "-fromArguments", "1"])

@@ -4,6 +4,7 @@ import Testing
 #if canImport(Glibc)
 import Glibc
 #endif
+import SettingsTestSupport
 
 /// The link rule applies to links in the middle of a path too: a directory link that is not the
 /// process's user's (or root's) is never followed, and a file reached through the user's own

@@ -1,6 +1,12 @@
+import Dispatch
 import Foundation
-import Settings
+@testable import Settings
+import SettingsTestSupport
+import Synchronization
 import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// One size limit (`PlistFile.maximumSize`) for the store, model files and the `settings` tool
 /// (its side: `FileSafetyCLITests.importRefusesAFileTheLibraryCouldNotLoad`).
@@ -26,5 +32,28 @@ struct FileSizeLimitTests {
         }
         #expect(try Data(contentsOf: dir.file()) == before)
         #expect(store["big3"]?.stringValue?.count == 500)  // kept in memory
+    }
+
+    @Test func aHugeSparseFileIsRefusedWithBothSizesAndLeftAlone() async throws {
+        let dir = try TemporaryDirectory()
+        let fd = open(dir.file().path, O_RDWR | O_CREAT, 0o600)
+        #expect(ftruncate(fd, 60 << 30) == 0)  // 60 GiB, sparse
+        close(fd)
+        let store = SettingsStore.file(dir.file(), autosaveDelay: nil)
+        #expect(store["a"] == nil)
+        let error = try #require(store.loadError)
+        #expect(error.description.contains(dir.file().path))
+        #expect(error.description.contains("60.0 GiB") && error.description.contains("64.0 MiB"))
+        store["a"] = 1
+        await #expect(throws: SettingsError.self) { try await store.flush() }
+        #expect(try FileManager.default.attributesOfItem(atPath: dir.file().path)[.size] as? Int == 60 << 30)
+    }
+
+    @Test func theSizeLimitIsConfigurable() throws {
+        let dir = try TemporaryDirectory()
+        try PlistValue.dictionary(["big": .string(String(repeating: "x", count: 4000))]).write(to: dir.file())
+        let store = SettingsStore.file(dir.file(), autosaveDelay: nil, options: PersistenceOptions(maximumFileSize: 1024))
+        #expect(store["big"] == nil)
+        #expect(store.loadError?.description.contains("1.0 KiB (1024 bytes)") == true)
     }
 }

@@ -1,5 +1,8 @@
+import Dispatch
 import Foundation
-import Settings
+@testable import Settings
+import SettingsTestSupport
+import Synchronization
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -99,5 +102,29 @@ struct LinkRuleTests {
         try profile.save(to: dir.file("link.plist"))
         #expect(try Profile.load(from: real) == profile)
         #expect(try FileManager.default.destinationOfSymbolicLink(atPath: dir.file("link.plist").path) == real.path)
+    }
+
+    @Test func aSymlinkedSettingsFileIsSavedThroughToItsTarget() async throws {
+        let dir = try TemporaryDirectory()
+        let dotfiles = dir.url.appending(path: "dotfiles")
+        try FileManager.default.createDirectory(at: dotfiles, withIntermediateDirectories: true)
+        let target = dotfiles.appending(path: "app.plist")
+        try PlistValue.dictionary(["kept": true]).write(to: target)
+        try FileManager.default.createSymbolicLink(atPath: dir.file().path, withDestinationPath: target.path)
+        let store = SettingsStore.file(dir.file(), autosaveDelay: nil)
+        #expect(store["kept"] == true)
+        store["new"] = 1
+        try await store.flush()
+        #expect(try FileManager.default.destinationOfSymbolicLink(atPath: dir.file().path) == target.path)
+        #expect(try PlistValue(contentsOf: target) == ["kept": true, "new": 1])
+        #expect(FileManager.default.fileExists(atPath: dotfiles.appending(path: ".app.plist.lock").path))
+    }
+
+    @Test(.timeLimit(hangLimit)) func aLinkToADeviceIsNeverOpened() async throws {
+        let dir = try TemporaryDirectory()
+        try FileManager.default.createSymbolicLink(atPath: dir.file().path, withDestinationPath: "/dev/zero")
+        let store = SettingsStore.file(dir.file(), autosaveDelay: nil)
+        #expect(store["a"] == nil)
+        #expect(store.loadError?.description.contains("character device") == true)
     }
 }

@@ -2,6 +2,7 @@ import Foundation
 import SettingsPlist
 import Testing
 @testable import Settings
+import SettingsTestSupport
 
 /// A migration is one more way values reach the user layer: one that leaves values nested
 /// deeper than readers accept is refused whole, as a too-deep write is, instead of being stored

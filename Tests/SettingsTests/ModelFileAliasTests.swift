@@ -4,6 +4,7 @@ import Testing
 #if canImport(Glibc)
 import Glibc
 #endif
+import SettingsTestSupport
 
 /// A model file named two ways (through the user's link and as its target, `./`, `..`) is one
 /// file: what loading remembered about it is found whichever name the save uses, so a change

@@ -4,6 +4,7 @@ import Testing
 #if canImport(Glibc)
 import Glibc
 #endif
+import SettingsTestSupport
 
 /// A `settings-fault model-edit` process: it loads the model file, says so, and saves its one
 /// change when told to go.

@@ -1,6 +1,7 @@
 import Foundation
 import Settings
 import Testing
+import SettingsTestSupport
 
 /// A model with nested values: arrays of elements, a nested struct, a string-keyed dictionary.
 struct Fleet: SettingsModel, Codable, Equatable {

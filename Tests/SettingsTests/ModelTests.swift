@@ -3,6 +3,7 @@ import Observation
 import Settings
 import Synchronization
 import Testing
+import SettingsTestSupport
 
 struct Profile: SettingsModel, Codable, Equatable {
     var name = "Guest"

@@ -1,8 +1,13 @@
+import Dispatch
 import Foundation
 import Observation
 @testable import Settings  // Mutex.locked: visible to ThreadSanitizer in SETTINGS_TSAN builds
+import SettingsTestSupport
 import Synchronization
 import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Collects what callbacks receive, from any thread.
 final class Received<T: Sendable>: Sendable {
@@ -195,5 +200,27 @@ struct ObservationTests {
         #expect(values.last == settings.volume)
         #expect(changes.all.count >= values.count)
         _ = (a, b)
+    }
+
+    @Test func anObserverRegisteredDuringAWriteNeverMissesIt() throws {
+        let store = SettingsStore.inMemory()
+        var missed = 0
+        for i in 0..<3000 {
+            let key = SettingsKey("race\(i)")
+            let olds = Mutex<[PlistValue?]>([])
+            let observation = Mutex<SettingsObservation?>(nil)
+            DispatchQueue.concurrentPerform(iterations: 2) { side in
+                if side == 0 {
+                    store[key] = 1
+                } else {
+                    let o = store.onChange(of: key) { _, old in olds.locked { $0.append(old) } }
+                    observation.locked { $0 = o }
+                }
+            }
+            store[key] = 2  // after both: the observer must know the value was 1
+            if olds.locked({ $0.last }) != .some(1) { missed += 1 }
+            observation.locked { $0?.cancel() }
+        }
+        #expect(missed == 0)
     }
 }

@@ -2,6 +2,7 @@ import Foundation
 @testable import Settings
 import Synchronization
 import Testing
+import SettingsTestSupport
 
 /// The cost of observers grows with the observers of the key written, not with all of them, and
 /// an unread change sequence holds bounded memory.

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 @testable import Settings
+import SettingsTestSupport
 import Synchronization
 import Testing
 #if canImport(Glibc)
@@ -207,5 +208,34 @@ struct StoreLifetimeTests {
         lock.release()
         try await store.flush()   // the changes were kept
         #expect(try PlistValue(contentsOf: url) == ["a": 1])
+    }
+
+    @Test func aStoreDroppedWithUnsavedChangesIsKeptAliveUntilTheyAreSaved() async throws {
+        let dir = try TemporaryDirectory()
+        weak var weakStore: SettingsStore?
+        func writeAndForget(_ i: Int, autosave: Duration?) {
+            let store = SettingsStore.file(dir.file(), autosaveDelay: autosave, externalChanges: .ignored)
+            store[SettingsKey("k\(i)")] = .integer(PlistInteger(Int64(i)))
+            if i == 0 { weakStore = store }
+        }
+        for i in 0..<50 { writeAndForget(i, autosave: i.isMultiple(of: 2) ? .seconds(60) : nil) }
+        #expect(weakStore != nil)  // still alive: it has unsaved changes
+        do {
+            try await SettingsStore.flushAll()
+        } catch {
+            // flushAll covers every store of the process: other tests' stores may fail on purpose.
+            #expect(!error.description.contains(dir.url.path), "\(error)")
+        }
+        let saved = try #require(try PlistValue(contentsOf: dir.file()).dictionaryValue)
+        #expect(saved.count == 50)
+        #expect(saved["k49"] == 49)
+    }
+
+    @Test func aProcessThatDropsItsStoresAndExitsLosesNothing() throws {
+        let dir = try TemporaryDirectory()
+        let result = try Fault.run(["forget-and-exit", dir.file().path, "50"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let saved = try #require(try PlistValue(contentsOf: dir.file()).dictionaryValue)
+        #expect(saved.count == 50)
     }
 }

@@ -2,6 +2,7 @@ import Foundation
 @testable import Settings
 import Synchronization
 import Testing
+import SettingsTestSupport
 
 /// A stored value of the wrong type is reported once per value, however many readers see it.
 @Suite("Type mismatch reports")

@@ -2,6 +2,7 @@ import Foundation
 import SettingsPlist
 import Testing
 @testable import Settings
+import SettingsTestSupport
 
 /// A store never holds, and never writes, what its next load would refuse: keys and values
 /// nested deeper than the readers' 512 levels, values larger than the settings file may be.

@@ -1,0 +1,69 @@
+import Foundation
+import Testing
+import SettingsTestSupport
+
+/// Runs the built `SettingsExample` the way the README says, with its files in a fresh
+/// `XDG_CONFIG_HOME`: a second run must show what the first one saved.
+struct SettingsExampleTests {
+    /// Runs the example beside the test bundle and returns its standard output.
+    static func runExample(_ arguments: [String], configHome: URL) throws -> (status: Int32, output: String) {
+        try runBuilt("SettingsExample", arguments, environment: ["XDG_CONFIG_HOME": configHome.path])
+    }
+
+    /// Runs a product built beside the test bundle; returns its status and its standard output
+    /// and error together.
+    static func runBuilt(_ product: String, _ arguments: [String], environment: [String: String] = [:]) throws -> (status: Int32, output: String) {
+        var dir = URL(filePath: CommandLine.arguments[0]).deletingLastPathComponent()
+        while dir.path.contains(".xctest") { dir = dir.deletingLastPathComponent() }
+        let process = Process()
+        process.executableURL = dir.appending(path: product)
+        process.arguments = arguments
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = out
+        try process.run()
+        let data = out.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+    }
+
+    @Test func secondRunShowsWhatTheFirstSavedAndResetStartsOver() throws {
+        let temporary = try TemporaryDirectory()
+        let home = temporary.url
+        let file = home.appending(path: "SettingsExample/settings.plist").path
+
+        let first = try Self.runExample([], configHome: home)
+        #expect(first.status == 0)
+        #expect(first.output.contains("Settings file: \(file)"))
+        #expect(first.output.contains("first run: nothing saved yet"))
+        #expect(first.output.contains("launchCount = 0   (from the default in code)"))
+        #expect(FileManager.default.fileExists(atPath: file))
+        // Step 5: a real second process (the example started again) edits the file; this one sees it.
+        #expect(first.output.contains("exited with status 0"))
+        #expect(first.output.contains("change event: externalFile: theme"))
+
+        let second = try Self.runExample([], configHome: home)
+        #expect(second.status == 0)
+        #expect(second.output.contains("this is launch 2"))
+        #expect(second.output.contains("launchCount = 1   (from user file)"))
+        #expect(second.output.contains("autoPlay    = true   (from user file)"))
+        #expect(second.output.contains("timeout     = 60.0   (from user file)"))
+        #expect(second.output.contains("profile     = Ada, favourites [\"jazz\", \"piano\"]"))
+
+        let reset = try Self.runExample(["--reset"], configHome: home)
+        #expect(reset.status == 0)
+        #expect(reset.output.contains("--reset: removed \(file)"))
+        #expect(reset.output.contains("first run: nothing saved yet"))
+    }
+
+    @Test func everyHeadingHasOutputUnderIt() throws {
+        let temporary = try TemporaryDirectory()
+        let home = temporary.url
+        let lines = try Self.runExample([], configHome: home).output.split(separator: "\n", omittingEmptySubsequences: false)
+        for (index, line) in lines.enumerated() where line.first?.isNumber == true && line.contains(". ") {
+            let next = index + 1 < lines.count ? lines[index + 1] : ""
+            #expect(next.hasPrefix("   "), "nothing printed under '\(line)'")
+        }
+    }
+}

@@ -1,8 +1,0 @@
-import Testing
-
-/// The time limit of a test that would otherwise hang forever on a bug: far above any honest
-/// wait on a busy machine (a test's wake-ups can wait behind the whole suite's queued tests, and
-/// a machine shared with other builds ran single tests for over a minute), since no test may
-/// fail because the machine is busy. (The same line is in each test target's Support folder:
-/// the targets share no support module.)
-let hangLimit: TimeLimitTrait.Duration = .minutes(10)

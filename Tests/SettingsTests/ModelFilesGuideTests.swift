@@ -1,0 +1,94 @@
+import Foundation
+import Settings
+import Testing
+import SettingsTestSupport
+
+// The samples of Docs/ModelFiles.md, compiled and run.
+
+enum ModelGuide {
+    struct Profile: SettingsModel, Codable {
+        var name = "Guest"
+        var volume = 0.5
+        var favourites: [String] = []
+        var nickname: String?
+        @Transient var isEditing = false
+    }
+
+    struct Document: SettingsModel {
+        @Archived var title = "Untitled"
+        @Archived("Words") var wordCount = 0
+        @Archived var tint = SettingsColor(hex: "#336699")!
+        var selection = 0
+    }
+
+    struct ProfileV3: SettingsModel, Codable {
+        var displayName = "Guest"
+        var volume = 0.5
+        static let migrations = SettingsMigrations { m in
+            m.renameKey("name", to: "displayName", inVersion: 1)
+            m.convert("volume", inVersion: 2) { old in old.doubleValue.map { .real($0 / 100) } }
+            m.step(toVersion: 3) { dictionary in dictionary["legacyFlag"] = nil }
+        }
+    }
+
+    struct AppSettings {
+        @StoredModel var profile: Profile
+        @StoredModel var document: Document
+        init(store: SettingsStore) {
+            _profile = StoredModel("profile", store: store)
+            _document = StoredModel("document", store: store)
+        }
+    }
+}
+
+@Suite("Guide: Model files")
+struct ModelFilesGuideTests {
+    @Test func declaringAndSavingModels() throws {
+        let dir = try TemporaryDirectory()
+        var profile = ModelGuide.Profile()
+        profile.isEditing = true
+        try profile.save(to: dir.file("profile.plist"))
+        try profile.save(to: dir.file("profile.bplist"), format: .binary)
+        let loaded = try ModelGuide.Profile.load(from: dir.file("profile.plist"))
+        #expect(loaded.isEditing == false)
+        #expect(try ModelGuide.Profile.load(from: dir.file("profile.bplist")).name == "Guest")
+
+        var document = ModelGuide.Document()
+        document.selection = 3
+        try document.save(to: dir.file("doc.plist"))
+        let stored = try PlistValue(contentsOf: dir.file("doc.plist"))
+        #expect(stored == ["title": "Untitled", "Words": 0, "tint": "#336699"])
+        #expect(try ModelGuide.Document.load(from: dir.file("doc.plist")).selection == 0)
+    }
+
+    @Test func storedModelsInAStore() {
+        let store = SettingsStore.inMemory()
+        let settings = ModelGuide.AppSettings(store: store)
+        settings.profile.name = "Ada"
+        #expect(store["profile/name"] == "Ada")
+        #expect(settings.profile.volume == 0.5)
+        store["profile/volume"] = 0.9                 // edited by hand
+        #expect(settings.profile.volume == 0.9)
+        settings.$profile.reset()
+        #expect(settings.profile.name == "Guest")
+    }
+
+    @Test func migrationsOnFilesAndStores() throws {
+        let dir = try TemporaryDirectory()
+        try PlistValue.dictionary(["name": "Ada", "volume": 80, "legacyFlag": true]).write(to: dir.file())
+        let profile = try ModelGuide.ProfileV3.load(from: dir.file())
+        #expect(profile.displayName == "Ada" && profile.volume == 0.8)
+        try profile.save(to: dir.file())
+        #expect(try PlistValue(contentsOf: dir.file()) == ["displayName": "Ada", "volume": 0.8, "$version": 3])
+
+        let storeFile = dir.file("settings.plist")
+        try PlistValue.dictionary(["timeout": 30]).write(to: storeFile)
+        let store = SettingsStore.file(storeFile, autosaveDelay: nil, externalChanges: .ignored)
+        try store.migrate(with: SettingsMigrations { m in
+            m.renameKey("timeout", to: "Network/timeout", inVersion: 1)
+        })
+        #expect(store["Network/timeout"] == 30)
+        try store.flushNow()
+        #expect(try PlistValue(contentsOf: storeFile) == ["Network": ["timeout": 30], "$version": 1])
+    }
+}
