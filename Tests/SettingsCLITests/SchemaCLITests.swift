@@ -1,4 +1,5 @@
 import Foundation
+import SettingsTestSupport
 import Testing
 
 /// `settings schema`, `settings lint --schema` and `settings write` against the schema an
@@ -25,7 +26,7 @@ struct SchemaCLITests {
         """
 
     /// An application domain `App` in `dir` with the schema beside its file; returns the environment.
-    func appWithSchema(in dir: TempDir) throws -> [String: String] {
+    func appWithSchema(in dir: TemporaryDirectory) throws -> [String: String] {
         let env = ["XDG_CONFIG_HOME": dir.url.path]
         #expect(try CLI.run(environment: env, "write", "App", "Network/timeout", "30").status == 0)
         let meta = dir.url.appending(path: "App/.settings.plist.meta")
@@ -42,7 +43,7 @@ struct SchemaCLITests {
     }
 
     @Test func schemaPrintsWhatTheApplicationWrote() throws {
-        let dir = try TempDir()
+        let dir = try TemporaryDirectory()
         let env = try appWithSchema(in: dir)
         let out = try CLI.run(environment: env, "schema", "App")
         #expect(out.status == 0)
@@ -53,7 +54,7 @@ struct SchemaCLITests {
     }
 
     @Test func writeRefusesAValueThatDoesNotFitNamingKeyValueAndRule() throws {
-        let dir = try TempDir()
+        let dir = try TemporaryDirectory()
         let env = try appWithSchema(in: dir)
         let file = dir.path("App/settings.plist")
         let before = try Data(contentsOf: URL(filePath: file))
@@ -78,7 +79,7 @@ struct SchemaCLITests {
     }
 
     @Test func aBareNumberIsKeptAsTextWhereTheSchemaWantsText() throws {
-        let dir = try TempDir()
+        let dir = try TemporaryDirectory()
         let env = try appWithSchema(in: dir)
         #expect(try CLI.run(environment: env, "write", "App", "apiToken", "12345").status == 0)
         #expect(try CLI.run(environment: env, "read-type", "App", "apiToken").stdout == "Type is string\n")
@@ -88,7 +89,7 @@ struct SchemaCLITests {
     }
 
     @Test func aProblemAlreadyInTheFileDoesNotBlockAnUnrelatedWrite() throws {
-        let dir = try TempDir()
+        let dir = try TemporaryDirectory()
         let env = try appWithSchema(in: dir)
         // Written before the schema existed (another version of the program, say).
         try FileManager.default.removeItem(atPath: dir.path("App/.settings.plist.meta/schema.json"))
@@ -99,13 +100,13 @@ struct SchemaCLITests {
     }
 
     @Test func lintWithSchemaReportsEveryValueThatDoesNotFit() throws {
-        let dir = try TempDir()
-        let schema = try dir.file("schema.json", Self.schema)
-        let good = try dir.file("good.plist", """
+        let dir = try TemporaryDirectory()
+        let schema = try dir.write("schema.json", Self.schema).path
+        let good = try dir.write("good.plist", """
             <plist version="1.0"><dict><key>theme</key><string>dark</string>
             <key>Network</key><dict><key>timeout</key><integer>5</integer></dict><key>other</key><true/></dict></plist>
-            """)
-        let bad = try dir.file("bad.json", #"{"theme": "blue", "Network": {"timeout": 0}}"#)
+            """).path
+        let bad = try dir.write("bad.json", #"{"theme": "blue", "Network": {"timeout": 0}}"#).path
         let out = try CLI.run("lint", "--schema", schema, good, bad)
         #expect(out.status == 1)
         #expect(out.stdout == "\(good): OK\n")
@@ -118,13 +119,13 @@ struct SchemaCLITests {
     }
 
     @Test func aSchemaWithAKeywordTheCheckerDoesNotImplementIsRefused() throws {
-        let dir = try TempDir()
-        let schema = try dir.file("schema.json", #"{"properties": {"name": {"type": "string", "pattern": "^a"}}}"#)
-        let file = try dir.file("a.plist", "{ name = b; }")
+        let dir = try TemporaryDirectory()
+        let schema = try dir.write("schema.json", #"{"properties": {"name": {"type": "string", "pattern": "^a"}}}"#).path
+        let file = try dir.write("a.plist", "{ name = b; }").path
         let out = try CLI.run("lint", "--schema", schema, file)
         #expect(out.status == 1)
         #expect(out.stderr == "settings: \(schema): schema at /properties/name/pattern: the keyword 'pattern' is not supported (supported: additionalProperties, const, contentEncoding, enum, exclusiveMaximum, exclusiveMinimum, format, items, maximum, minimum, properties, required, type, annotations and x- keywords)\n")
-        let notJSON = try dir.file("broken.json", "{")
+        let notJSON = try dir.write("broken.json", "{").path
         #expect(try CLI.run("lint", "--schema", notJSON, file).status == 1)
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Settings
 import SettingsPlist
+import SettingsTestSupport
 import Testing
 
 enum SchemaTheme: String, CaseIterable, SettingsValue, Sendable { case light, dark }
