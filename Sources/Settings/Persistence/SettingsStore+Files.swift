@@ -487,7 +487,7 @@ extension SettingsStore {
             publishStatus(saveError: .some(nil))
             releaseIfClean()
             deliverFileDiagnostics()
-            announcement?.deliver(in: self)
+            deliver(announcement)
             return .saved
         }
     }
@@ -575,7 +575,7 @@ extension SettingsStore {
         self.file = file
         publishStatus()
         deliverFileDiagnostics()
-        (announcement ?? nil)?.deliver(in: self, origin: .externalFile)
+        deliver(announcement ?? nil)
     }
 
     /// Starts watching the file for changes made elsewhere a moment after it was loaded: a
@@ -600,43 +600,20 @@ extension SettingsStore {
         }
     }
 
-    /// A change to announce once the locks are released.
-    struct Announcement {
-        var changed: [SettingsKey]
-        var keyPaths: TrackedKeyPaths
-        var observing: Bool
-        /// The user layer's changed leaves, for user-layer observers.
-        var userChanges: [SettingsKey] = []
-
-        func deliver(in store: SettingsStore, origin: SettingsChange.Origin = .externalFile) {
-            store.announce(keyPaths)
-            if observing { store.publish(changed, origin: origin) }
-            store.observers.publishUserLayer(userChanges, origin: origin)
-        }
-    }
-
     /// Makes the user layer what the file holds, with this process's unsaved changes on top.
-    /// Returns what to announce once no lock is held.
+    /// Returns what to announce (as a change made elsewhere) once no lock is held.
     nonisolated func adopt(_ contents: PlistDictionary) -> Announcement? {
-        let result = storage.locked { s -> Announcement? in
-            let observing = observers.isActive
+        commit(.user, origin: .externalFile) { s, audience in
             var user = contents
             for key in s.dirty {
                 _ = user.setValue(s[.user].value(at: key.components), at: key.components[...])
             }
-            guard user != s[.user] else { return nil }
-            let before = s
+            guard user != s[.user] else { return .unchanged }
+            let before = audience.comparing ? s.layers : nil
+            let userBefore = audience.userLayer ? s[.user] : nil
             s.modify(.user) { $0 = user }
-            let userChanges = observers.watchesUserLayer ? user.changedLeafPaths(from: before[.user]) : []
-            guard observing || !s.tracked.isEmpty else {
-                return Announcement(changed: [], keyPaths: TrackedKeyPaths(), observing: false, userChanges: userChanges)
-            }
-            let changed = s.effectiveChanges(from: before, in: .user)
-            return Announcement(changed: changed, keyPaths: s.trackedKeyPaths(for: .keys(changed), writing: SettingsKey(components: [])),
-                                observing: observing, userChanges: userChanges)
+            return .layer(before: before, userBefore: userBefore)
         }
-        if result != nil { generationCounter.add(1, ordering: .releasing) }
-        return result
     }
 }
 
