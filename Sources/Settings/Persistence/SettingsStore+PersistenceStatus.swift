@@ -10,9 +10,9 @@ extension SettingsStore {
     /// The problem found when the file was loaded: malformed or unusable, or moved aside since.
     /// `nil` when it loaded cleanly or did not exist.
     public nonisolated var loadError: SettingsError? {
-        guard persistence != nil else { return nil }
+        guard let backend else { return nil }
         ensureLoaded()
-        return status.locked { $0.loadError }
+        return backend.status.locked { $0.loadError }
     }
 
     /// Counters and findings of the store's file persistence.
@@ -46,7 +46,7 @@ extension SettingsStore {
     /// ```
     public nonisolated var persistenceStatus: PersistenceStatus {
         let unsaved = storage.locked { !$0.dirty.isEmpty }
-        var result = status.locked { $0 }
+        var result = backend?.status.locked { $0 } ?? PersistenceStatus(format: .xml)
         result.hasUnsavedChanges = unsaved
         return result
     }
@@ -59,23 +59,26 @@ extension SettingsStore {
     ///     showBanner("Settings could not be saved")
     /// }
     /// ```
+    ///
+    /// An in-memory store has no persistence: its sequence never yields.
     public nonisolated var persistenceUpdates: AsyncStream<PersistenceStatus> {
         let (stream, continuation) = AsyncStream.makeStream(of: PersistenceStatus.self, bufferingPolicy: .bufferingNewest(64))
-        let id = statusListeners.locked { l in
+        guard let backend else { return stream }  // an in-memory store: nothing ever happens
+        let id = backend.statusListeners.locked { l in
             defer { l.next += 1 }
             l.continuations[l.next] = continuation
             return l.next
         }
-        continuation.onTermination = { [weak self] _ in
-            _ = self?.statusListeners.locked { $0.continuations.removeValue(forKey: id) }
+        continuation.onTermination = { [weak backend] _ in
+            _ = backend?.statusListeners.locked { $0.continuations.removeValue(forKey: id) }
         }
         return stream
     }
 
     /// Copies the file's findings where ``persistenceStatus`` reads them without waiting.
     func publishStatus(saveError: SettingsError?? = nil, settling: Bool = false) {
-        guard let file else { return }
-        var current = status.locked { s in
+        guard let file, let backend else { return }
+        var current = backend.status.locked { s in
             s.fileWrites = file.writes
             s.reloads = file.reloads
             s.movedAside = file.movedAside
@@ -85,7 +88,7 @@ extension SettingsStore {
             if let saveError { s.lastSaveError = saveError }
             return s
         }
-        let listeners = statusListeners.locked { Array($0.continuations.values) }
+        let listeners = backend.statusListeners.locked { Array($0.continuations.values) }
         guard !listeners.isEmpty else { return }
         current.hasUnsavedChanges = storage.locked { !$0.dirty.isEmpty }
         for listener in listeners { listener.yield(current) }

@@ -130,49 +130,52 @@ public actor SettingsStore {
 
     /// The file the user layer is kept in, or `nil` for an in-memory store.
     public nonisolated let url: URL?
+    /// What only a file store has: options, status, listeners, watch, thread (`nil` for an
+    /// in-memory store).
+    nonisolated let backend: FileBackend?
     /// How the file is kept: timings and limits (file stores only).
-    nonisolated let persistence: PersistenceOptions?
+    nonisolated var persistence: PersistenceOptions? { backend?.options }
     /// The user's file, for file stores: loaded, saved and reloaded only on the store's executor.
     var file: SettingsFile?
     /// Whether the file was read (always `true` for in-memory stores). File stores read their
     /// file at first use, so creating one (``shared`` as a default argument, say) costs nothing.
     nonisolated let loaded: Atomic<Bool>
-    /// What the store's persistence has found and done, readable without waiting for it.
-    nonisolated let status: Mutex<PersistenceStatus>
     /// This store's diagnostics handler (`nil`: the process-wide ``SettingsDiagnostics/handler``).
     /// (In a struct: a function value kept directly in a `Mutex` piles up re-abstraction thunks
     /// each time it passes `inout` through `locked`, making each report slower than the last.)
     nonisolated let diagnosticsHandlerBox = Mutex(DiagnosticsHandlerSlot(call: nil))
     /// The type mismatch last reported for each key (see ``report(_:)``).
     nonisolated let reportedMismatches = Mutex<[SettingsKey: ReportedMismatch]>([:])
-    /// Who listens to ``persistenceUpdates``.
-    nonisolated let statusListeners = Mutex(StatusListeners())
     /// Persistence work owned by the store's executor.
     var autosave = AutosaveState()
 
-    /// The store's own persistence thread (started by its first job).
-    nonisolated let executor = PersistenceExecutor()
+    /// The store's persistence thread: a file store's own (started by its first job), the
+    /// shared ``inMemoryExecutor`` for an in-memory store.
+    nonisolated let executor: PersistenceExecutor
 
-    /// Every store runs its persistence on its own thread, never on Swift's cooperative pool
-    /// (see ``PersistenceExecutor``).
+    /// The executor of every in-memory store: they have nothing to load, save or watch, so
+    /// they share one, which starts a thread only if one of them is flushed.
+    static let inMemoryExecutor = PersistenceExecutor()
+
+    /// Every file store runs its persistence on its own thread, never on Swift's cooperative
+    /// pool (see ``PersistenceExecutor``).
     public nonisolated var unownedExecutor: UnownedSerialExecutor {
         executor.asUnownedSerialExecutor()
     }
 
-    /// Whether the file watcher holds an entry for the store (given back when it is freed).
-    nonisolated let watched = Atomic<Bool>(false)
-
     /// A store is freed once nothing refers to it and it has no unsaved changes (until then
-    /// ``PendingSaves`` holds it): its thread ends and its file watch is removed.
+    /// ``PendingSaves`` holds it): a file store's thread ends and its file watch is removed.
     deinit {
-        executor.stop()
-        if watched.load(ordering: .acquiring) { FileWatcher.shared.unwatch(ObjectIdentifier(self)) }
+        guard let backend else { return }
+        backend.executor.stop()
+        if backend.watched.load(ordering: .acquiring) { FileWatcher.shared.unwatch(ObjectIdentifier(self)) }
     }
 
-    /// The format the file is written in: an existing file's own, else the one asked for.
+    /// The format the file is written in: an existing file's own, else the one asked for
+    /// (XML for an in-memory store).
     public nonisolated var format: PlistFormat {
         ensureLoaded()
-        return status.locked { $0.format }
+        return backend?.status.locked { $0.format } ?? .xml
     }
 
     /// Creates a store.
@@ -183,14 +186,14 @@ public actor SettingsStore {
     ///   - persistence: how the file is kept (file stores).
     init(url: URL?, format: PlistFormat, persistence: PersistenceOptions? = nil) {
         self.url = url
-        let options = url == nil ? nil : (persistence ?? PersistenceOptions())
-        self.persistence = options
-        self.file = url.flatMap { url in options.map { SettingsFile(url: url, format: format, options: $0) } }
+        let backend = url.map { _ in FileBackend(options: persistence ?? PersistenceOptions(), format: format) }
+        self.backend = backend
+        self.executor = backend?.executor ?? Self.inMemoryExecutor
+        self.file = url.flatMap { url in backend.map { SettingsFile(url: url, format: format, options: $0.options) } }
         self.storage = Mutex(State())
         self.loaded = Atomic(url == nil)
-        self.status = Mutex(PersistenceStatus(format: format))
-        if url != nil {
-            executor.onStartFailure.locked { $0 = { [weak self] error in self?.reportThreadFailure(error) } }
+        if let backend {
+            backend.executor.onStartFailure.locked { $0 = { [weak self] error in self?.reportThreadFailure(error) } }
         }
     }
 
