@@ -28,6 +28,7 @@ extension SettingsStore {
     ///   be created, the disk is full, permission denied, or the file cannot be read and so is
     ///   left alone). The unsaved changes are kept and saved by a later flush or autosave.
     public func flush() async throws(SettingsError) {
+        loadIfNeeded()  // the wait for another process starts once the file is loaded
         var retry = FlushRetry(self)
         while let pause = try retry.pause(after: saveOnce()) {
             try? await Task.sleep(for: pause)
@@ -46,6 +47,7 @@ extension SettingsStore {
     /// - Throws: ``SettingsError`` as ``flush()`` does.
     public nonisolated func flushNow() throws(SettingsError) {
         guard persistence != nil else { return }
+        ensureLoaded()  // the wait for another process starts once the file is loaded
         var retry = FlushRetry(self)
         while let pause = try retry.pause(after: onExecutor { store throws(SettingsError) in try store.saveOnce() }) {
             pauseThread(for: pause)
