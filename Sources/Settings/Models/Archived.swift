@@ -1,4 +1,5 @@
 public import SettingsPlist
+import Synchronization
 
 /// A property of a model that is archived (MFDynamicStorage's marked fields): only properties
 /// marked `@Archived` are saved and loaded; the others keep their initial values on load.
@@ -16,12 +17,17 @@ public import SettingsPlist
 @propertyWrapper
 public struct Archived<Value: Sendable>: Sendable {
     /// Holds the value; shared between copies of a model until one of them writes (copy on write).
-    final class Storage: @unchecked Sendable {  // proof: written only when uniquely referenced, or before the new model is shared
-        // In detail: the wrapper's mutating setter writes only when `isKnownUniquelyReferenced`,
-        // and `unarchive` fills in a model it has just created, before anyone else can see it.
-        // Shared storage is only ever read.
-        var value: Value
-        init(_ value: Value) { self.value = value }
+    ///
+    /// The value is behind a lock: the setter writes only storage it holds uniquely, but
+    /// ``restore(from:field:)`` writes into the storage of the model `Self()` returned, which a
+    /// model whose `init()` copies a shared template shares with that template (and so with
+    /// whatever other threads read it).
+    final class Storage: Sendable {
+        let value: Mutex<Value>
+        init(_ value: Value) { self.value = Mutex(value) }
+
+        /// The value (a copy, read under the lock).
+        var current: Value { value.locked { $0 } }
     }
 
     private var storage: Storage
@@ -31,10 +37,10 @@ public struct Archived<Value: Sendable>: Sendable {
 
     /// The value.
     public var wrappedValue: Value {
-        get { storage.value }
+        get { storage.current }
         set {
             if isKnownUniquelyReferenced(&storage) {
-                storage.value = newValue
+                storage.value.locked { $0 = newValue }
             } else {
                 storage = Storage(newValue)
             }
@@ -86,14 +92,15 @@ extension Archived: ArchivedField {
 
     func archivedValue() throws(SettingsError) -> PlistValue {
         do {
-            return try transformer.encode(storage.value)
+            return try transformer.encode(storage.current)
         } catch {
             throw SettingsError(.typeMismatch, expectedType: transformer.typeName, detail: "cannot archive: \(error)")
         }
     }
 
     func restore(from value: PlistValue, field: String) throws(SettingsError) {
-        storage.value = try transformer.decode(value, key: SettingsKey(components: [field]))
+        let decoded = try transformer.decode(value, key: SettingsKey(components: [field]))
+        storage.value.locked { $0 = decoded }
     }
 }
 

@@ -72,7 +72,7 @@ final class FileWatcher: Sendable {
         let mask = UInt32(IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_CREATE | IN_DELETE | IN_ATTRIB)
         let wd = inotify_add_watch(descriptor, parts.directory, mask)  // outside the lock
         guard wd >= 0 else { return false }
-        store.watched.store(true, ordering: .releasing)
+        store.backend?.watched.store(true, ordering: .releasing)
         return state.locked { s in
             let id = ObjectIdentifier(store)
             if let old = s.watches[id], old != wd { s.entries[old]?.removeAll { $0.id == id } }

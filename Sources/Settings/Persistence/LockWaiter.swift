@@ -44,7 +44,7 @@ final class LockWaiter: Sendable {
             // Opens the lock file as ``PlistFile/tryLock(_:)`` does (never through a link, only
             // a regular file) and waits in `flock`.
             let lock = try? PlistFile.waitForLock(path)
-            let keep = shared.state.withLock { state -> Bool in
+            let keep = shared.state.locked { state -> Bool in
                 guard let lock, case .waiting = state else {
                     if case .waiting = state { state = .failed }
                     return false
@@ -62,7 +62,7 @@ final class LockWaiter: Sendable {
     /// The lock, once it is held: the caller owns it from then on (and releases it). `nil`
     /// while still waiting.
     func take() -> PlistFile.Lock? {
-        shared.state.withLock { state in
+        shared.state.locked { state in
             guard case .acquired(let lock) = state else { return nil }
             state = .abandoned
             return lock
@@ -72,13 +72,13 @@ final class LockWaiter: Sendable {
     /// Whether waiting failed (the lock file could not be opened): the caller goes back to
     /// trying the lock itself, which reports why.
     var hasFailed: Bool {
-        shared.state.withLock { if case .failed = $0 { true } else { false } }
+        shared.state.locked { if case .failed = $0 { true } else { false } }
     }
 
     /// Gives the place up: a lock already held is released at once, one acquired later is
     /// released as soon as it is.
     func abandon() {
-        let lock = shared.state.withLock { state -> PlistFile.Lock? in
+        let lock = shared.state.locked { state -> PlistFile.Lock? in
             defer { state = .abandoned }
             if case .acquired(let lock) = state { return lock }
             return nil

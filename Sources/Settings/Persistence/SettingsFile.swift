@@ -78,11 +78,9 @@ struct SettingsFile {
         }
     }
 
-    /// The paths of ``resolved()`` for messages and watching: the path as given when the link
-    /// rule refuses it.
-    var target: (path: String, lock: String) {
-        let path = (try? resolved().file.path) ?? self.path
-        return (path, PlistFile.lockPath(for: path))
+    /// The path of ``resolved()`` for watching: the path as given when the link rule refuses it.
+    var targetPath: String {
+        (try? resolved().file.path) ?? path
     }
 
     // MARK: Reading
@@ -177,8 +175,8 @@ struct SettingsFile {
     enum SaveStep<R> {
         /// Nothing was changed since the last save.
         case nothing
-        /// Another process holds the lock: try again later.
-        case busy
+        /// Another process holds the lock (at this path): try again later.
+        case busy(lock: String)
         /// The file on disk is malformed; it is looked at again after this long before it is
         /// moved aside.
         case settling(Duration)
@@ -228,7 +226,7 @@ struct SettingsFile {
                     if lockWaiter == nil || lockWaiter?.hasFailed == true {
                         lockWaiter = LockWaiter(path: lockPath, onAcquired: onLockAcquired)
                     }
-                    return .busy
+                    return .busy(lock: lockPath)
                 }
                 lock = taken
                 lockWaiter = nil

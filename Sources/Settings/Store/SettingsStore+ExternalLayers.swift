@@ -41,9 +41,9 @@ final class AskedKeys: Sendable {
 
     init(_ keys: [SettingsKey]) { keySet = Mutex(Set(keys)) }
 
-    func insert(_ key: SettingsKey) { _ = keySet.withLock { $0.insert(key) } }
+    func insert(_ key: SettingsKey) { _ = keySet.locked { $0.insert(key) } }
 
-    var keys: [SettingsKey] { keySet.withLock { Array($0) } }
+    var keys: [SettingsKey] { keySet.locked { Array($0) } }
 }
 
 extension SettingsStore {

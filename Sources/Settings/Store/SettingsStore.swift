@@ -32,11 +32,16 @@ public actor SettingsStore {
         /// The length at which `dirty` is next compacted: twice its length after the last
         /// compaction (at least 4,096), so compaction costs O(1) amortised per write at any count.
         var compactAt = 4096
+        /// Whether changed user keys are recorded in `dirty`: set once a file store has loaded
+        /// its file (in-memory stores never record them).
         var tracksChanges = false
-        /// Whether a save is scheduled or running after a change (file stores with autosave on).
+        /// Whether changes are saved by an autosave (file stores whose autosave delay is not `nil`).
         var autosaves = false
+        /// Whether an autosave is scheduled or running (cleared by it once nothing is left to
+        /// save; see ``takeSaveRequest()``).
         var saveScheduled = false
-        /// Whether the store is in ``PendingSaves`` (it has, or just had, unsaved changes).
+        /// Whether the store is held by ``PendingSaves``: set by ``markDirty(_:)`` when it gains
+        /// unsaved changes, cleared by ``SettingsStore/releaseIfClean()`` once they are saved.
         var pending = false
         /// Keys read by settings, with the key path the Observation framework knows them by;
         /// writes to them are passed on to the framework's registrar.
@@ -75,17 +80,12 @@ public actor SettingsStore {
             compactAt = max(compactAt, dirty.count * 2)
         }
 
-        /// Whether a save should be scheduled now: there are unsaved changes and none is pending.
+        /// Whether an autosave should be scheduled now: the store autosaves, there are unsaved
+        /// changes, and none is scheduled or running (marks one as scheduled).
         mutating func takeSaveRequest() -> Bool {
             guard autosaves, !saveScheduled, !dirty.isEmpty else { return false }
             saveScheduled = true
             return true
-        }
-
-        /// The key paths whose effective value differs from `before`'s, given that only `layer`
-        /// changed between the two states.
-        func effectiveChanges(from before: State, in layer: SettingsLayer) -> [SettingsKey] {
-            layers.effectiveChanges(from: before.layers, in: layer)
         }
 
         /// One layer's dictionary (read-only; change it with ``modify(_:_:)``).
@@ -130,49 +130,52 @@ public actor SettingsStore {
 
     /// The file the user layer is kept in, or `nil` for an in-memory store.
     public nonisolated let url: URL?
+    /// What only a file store has: options, status, listeners, watch, thread (`nil` for an
+    /// in-memory store).
+    nonisolated let backend: FileBackend?
     /// How the file is kept: timings and limits (file stores only).
-    nonisolated let persistence: PersistenceOptions?
+    nonisolated var persistence: PersistenceOptions? { backend?.options }
     /// The user's file, for file stores: loaded, saved and reloaded only on the store's executor.
     var file: SettingsFile?
     /// Whether the file was read (always `true` for in-memory stores). File stores read their
     /// file at first use, so creating one (``shared`` as a default argument, say) costs nothing.
     nonisolated let loaded: Atomic<Bool>
-    /// What the store's persistence has found and done, readable without waiting for it.
-    nonisolated let status: Mutex<PersistenceStatus>
     /// This store's diagnostics handler (`nil`: the process-wide ``SettingsDiagnostics/handler``).
     /// (In a struct: a function value kept directly in a `Mutex` piles up re-abstraction thunks
     /// each time it passes `inout` through `locked`, making each report slower than the last.)
     nonisolated let diagnosticsHandlerBox = Mutex(DiagnosticsHandlerSlot(call: nil))
     /// The type mismatch last reported for each key (see ``report(_:)``).
     nonisolated let reportedMismatches = Mutex<[SettingsKey: ReportedMismatch]>([:])
-    /// Who listens to ``persistenceUpdates``.
-    nonisolated let statusListeners = Mutex(StatusListeners())
     /// Persistence work owned by the store's executor.
     var autosave = AutosaveState()
 
-    /// The store's own persistence thread (started by its first job).
-    nonisolated let executor = PersistenceExecutor()
+    /// The store's persistence thread: a file store's own (started by its first job), the
+    /// shared ``inMemoryExecutor`` for an in-memory store.
+    nonisolated let executor: PersistenceExecutor
 
-    /// Every store runs its persistence on its own thread, never on Swift's cooperative pool
-    /// (see `PersistenceExecutor`).
+    /// The executor of every in-memory store: they have nothing to load, save or watch, so
+    /// they share one, which starts a thread only if one of them is flushed.
+    static let inMemoryExecutor = PersistenceExecutor()
+
+    /// Every file store runs its persistence on its own thread, never on Swift's cooperative
+    /// pool (see `PersistenceExecutor`).
     public nonisolated var unownedExecutor: UnownedSerialExecutor {
         executor.asUnownedSerialExecutor()
     }
 
-    /// Whether the file watcher holds an entry for the store (given back when it is freed).
-    nonisolated let watched = Atomic<Bool>(false)
-
     /// A store is freed once nothing refers to it and it has no unsaved changes (until then
-    /// ``PendingSaves`` holds it): its thread ends and its file watch is removed.
+    /// ``PendingSaves`` holds it): a file store's thread ends and its file watch is removed.
     deinit {
-        executor.stop()
-        if watched.load(ordering: .acquiring) { FileWatcher.shared.unwatch(ObjectIdentifier(self)) }
+        guard let backend else { return }
+        backend.executor.stop()
+        if backend.watched.load(ordering: .acquiring) { FileWatcher.shared.unwatch(ObjectIdentifier(self)) }
     }
 
-    /// The format the file is written in: an existing file's own, else the one asked for.
+    /// The format the file is written in: an existing file's own, else the one asked for
+    /// (XML for an in-memory store).
     public nonisolated var format: PlistFormat {
         ensureLoaded()
-        return status.locked { $0.format }
+        return backend?.status.locked { $0.format } ?? .xml
     }
 
     /// Creates a store.
@@ -183,14 +186,14 @@ public actor SettingsStore {
     ///   - persistence: how the file is kept (file stores).
     init(url: URL?, format: PlistFormat, persistence: PersistenceOptions? = nil) {
         self.url = url
-        let options = url == nil ? nil : (persistence ?? PersistenceOptions())
-        self.persistence = options
-        self.file = url.flatMap { url in options.map { SettingsFile(url: url, format: format, options: $0) } }
+        let backend = url.map { _ in FileBackend(options: persistence ?? PersistenceOptions(), format: format) }
+        self.backend = backend
+        self.executor = backend?.executor ?? Self.inMemoryExecutor
+        self.file = url.flatMap { url in backend.map { SettingsFile(url: url, format: format, options: $0.options) } }
         self.storage = Mutex(State())
         self.loaded = Atomic(url == nil)
-        self.status = Mutex(PersistenceStatus(format: format))
-        if url != nil {
-            executor.onStartFailure.locked { $0 = { [weak self] error in self?.reportThreadFailure(error) } }
+        if let backend {
+            backend.executor.onStartFailure.locked { $0 = { [weak self] error in self?.reportThreadFailure(error) } }
         }
     }
 
@@ -336,92 +339,19 @@ public actor SettingsStore {
         replace(.overrides, origin: .overrides) { $0.modify(.overrides) { $0 = overrides.merged(over: $0) } }
     }
 
-    /// Changes one layer as a whole (or several keys of it), bumps the generation, and announces
-    /// the keys whose effective value changed.
-    ///
-    /// - Parameters:
-    ///   - layer: the layer `body` changes (only it is compared to find what changed).
-    ///   - origin: what the change is announced as.
-    ///   - body: changes the state; it runs under the store's lock.
-    nonisolated func replace(_ layer: SettingsLayer, origin: SettingsChange.Origin, _ body: (inout State) -> Void) {
-        let (changed, keyPaths, save, observing, userChanges) = withState {
-            s -> ([SettingsKey], TrackedKeyPaths, Bool, Bool, [SettingsKey]) in
-            // Read under the lock: an observer registering now either sees this change in its
-            // initial value or is counted here (see ``SettingsObservers/add(key:current:onValue:)``).
-            let observing = observers.isActive
-            let userLayer = layer == .user && observers.watchesUserLayer ? s[.user] : nil
-            guard observing || !s.tracked.isEmpty else {
-                body(&s)
-                return ([], TrackedKeyPaths(), s.takeSaveRequest(), false, userLayer.map { s[.user].changedLeafPaths(from: $0) } ?? [])
-            }
-            let before = s
-            body(&s)
-            let changed = s.effectiveChanges(from: before, in: layer)
-            return (changed, s.trackedKeyPaths(for: .keys(changed), writing: SettingsKey(components: [])), s.takeSaveRequest(), observing,
-                    userLayer.map { s[.user].changedLeafPaths(from: $0) } ?? [])
-        }
-        generationCounter.add(1, ordering: .releasing)
-        if save { scheduleSave() }
-        announce(keyPaths)
-        if observing { publish(changed, origin: origin) }
-        observers.publishUserLayer(userChanges, origin: origin)
-    }
-
-    /// The one single-key write path: changes one key of one layer, bumps the generation, and
-    /// announces the change when the key's effective value changed.
+    /// The one single-key write path: changes one key of one layer through
+    /// ``commit(_:origin:_:)`` and delivers the change when the key's value changed.
     nonisolated func change(_ layer: SettingsLayer, key: SettingsKey, to value: PlistValue?) {
         if let refusal = key.refusal(toStore: value, sizeLimit: layer == .user ? persistence?.maximumFileSize : nil) {
             report(SettingsDiagnostic(.writeRefused, key: key, "\(refusal); nothing was changed"))
             return
         }
-        let outcome = withState { s -> (effect: WriteEffect, keyPaths: TrackedKeyPaths, save: Bool, observing: Bool, user: [SettingsKey])? in
-            let observing = observers.isActive  // under the lock: see replace(_:origin:_:)
-            let watched = observing || !s.tracked.isEmpty
-            let tapsUserLayer = layer == .user && observers.watchesUserLayer
-            let userBefore = tapsUserLayer ? s[.user].value(at: key.components) : nil
-            guard let effect = s.write(value, at: key, in: layer, comparing: watched || tapsUserLayer) else { return nil }
-            let user = tapsUserLayer ? Self.leafChanges(at: key, from: userBefore, to: s[.user].value(at: key.components)) : []
-            var save = false
-            if layer == .user {
-                s.markDirtyKeepingAlive(key, store: self)
-                save = s.takeSaveRequest()
-            }
-            return (effect, s.trackedKeyPaths(for: effect, writing: key), save, observing, user)
-        }
-        guard let outcome else { return }
-        generationCounter.add(1, ordering: .releasing)
-        if outcome.save { scheduleSave() }
-        announce(outcome.keyPaths)
-        if outcome.observing { publish(outcome.effect.keys(writing: key), origin: SettingsChange.Origin(layer)) }
-        observers.publishUserLayer(outcome.user, origin: .write)
-    }
-
-    /// The leaf key paths under `key` that differ between two values stored at `key`.
-    static func leafChanges(at key: SettingsKey, from old: PlistValue?, to new: PlistValue?) -> [SettingsKey] {
-        var before = PlistDictionary()
-        var after = PlistDictionary()
-        before.setValue(old, at: key.components[...])
-        after.setValue(new, at: key.components[...])
-        return after.changedLeafPaths(from: before)
-    }
-
-    /// Tells the Observation framework that tracked keys changed (never with a lock held: its
-    /// `onChange` closures run from here).
-    nonisolated func announce(_ keyPaths: TrackedKeyPaths) {
-        guard let first = keyPaths.first else { return }
-        registrar.willSet(self, keyPath: first)
-        registrar.didSet(self, keyPath: first)
-        for keyPath in keyPaths.rest {
-            registrar.willSet(self, keyPath: keyPath)
-            registrar.didSet(self, keyPath: keyPath)
-        }
-    }
-
-    /// Delivers a change to the observers (never called with a lock held).
-    nonisolated func publish(_ keys: [SettingsKey], origin: SettingsChange.Origin) {
-        observers.publish(keys, origin: origin) { keys in
-            storage.locked { s in keys.map { s.resolve($0) } }
-        }
+        deliver(commit(layer, origin: SettingsChange.Origin(layer)) { s, audience in
+            let userBefore = audience.userLayer ? s[.user].value(at: key.components) : nil
+            guard let effect = s.write(value, at: key, in: layer, comparing: audience.comparing || audience.userLayer) else { return .unchanged }
+            if layer == .user { s.markDirtyKeepingAlive(key, store: self) }
+            return .key(key, effect, userBefore: userBefore)
+        })
     }
 }
 

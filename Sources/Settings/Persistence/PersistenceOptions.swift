@@ -1,0 +1,51 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+public import SettingsPlist
+
+/// How a file store keeps its file: when it saves, how long it waits for other processes, and
+/// what it refuses to read.
+///
+/// ```swift
+/// let store = SettingsStore.file(url, options: PersistenceOptions(lockTimeout: .seconds(5)))
+/// ```
+public struct PersistenceOptions: Hashable, Sendable {
+    /// How long ``SettingsStore/flush()``, ``SettingsStore/flushNow()`` and the save at exit
+    /// wait for another process to release the file's lock before giving up with
+    /// ``SettingsError/Code/fileLocked`` (the changes are kept and autosaves keep retrying).
+    public var lockTimeout: Duration
+    /// The largest settings file read, in bytes: a larger one (or a sparse file claiming to be)
+    /// is refused with an error naming the file and both sizes, and never written over.
+    public var maximumFileSize: Int
+    /// How long a malformed file must stay unchanged before a save moves it aside (an editor
+    /// rewriting the file in place is given this long to finish).
+    public var settleDelay: Duration
+    /// How many `settings.plist.corrupt-*` files are kept beside a settings file (the oldest
+    /// beyond this are removed).
+    public var quarantineLimit: Int
+
+    /// Creates options; every parameter has the default a settings file wants.
+    ///
+    /// - Parameters:
+    ///   - lockTimeout: the longest wait for another process's lock (default 2 s).
+    ///   - maximumFileSize: the largest file read (default `PlistFile.maximumSize`, 64 MiB,
+    ///     the limit the `settings` tool keeps too).
+    ///   - settleDelay: how long a malformed file must stay as it is before it is moved aside (default 200 ms).
+    ///   - quarantineLimit: how many moved-aside files are kept (default 3).
+    public init(
+        lockTimeout: Duration = .seconds(2), maximumFileSize: Int = PlistFile.maximumSize,
+        settleDelay: Duration = .milliseconds(200), quarantineLimit: Int = 3
+    ) {
+        self.lockTimeout = lockTimeout
+        self.maximumFileSize = maximumFileSize
+        self.settleDelay = settleDelay
+        self.quarantineLimit = max(1, quarantineLimit)
+    }
+
+    /// How long after a change the file is saved (`nil`: only on ``SettingsStore/flush()``).
+    var autosaveDelay: Duration? = .milliseconds(50)
+    /// How changes made elsewhere are noticed.
+    var externalChanges: SettingsStore.ExternalChanges = .automatic
+}

@@ -1,0 +1,179 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import SettingsPlist
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The result of one save attempt, without the announcement (already delivered).
+enum SaveResult: Sendable {
+    case nothing, saved
+    /// Another process holds the lock at this path.
+    case busy(lock: String)
+    case settling(Duration)
+}
+
+extension SettingsStore.State {
+    /// Records a changed user key and, when the store just gained unsaved changes, keeps it alive
+    /// (in ``PendingSaves``) until they are saved.
+    mutating func markDirtyKeepingAlive(_ key: SettingsKey, store: SettingsStore) {
+        if markDirty(key) { PendingSaves.add(store) }
+    }
+}
+
+extension SettingsStore {
+    /// Reads the file at first use, on the store's executor; the caller waits (once).
+    nonisolated func loadFile() {
+        guard persistence != nil else { return }
+        executor.runAndWait { self.assumeIsolated { $0.loadIfNeeded() } }
+    }
+
+    /// Runs `body` isolated to the store on its executor thread and waits for it (inline when
+    /// already there).
+    nonisolated func onExecutor<T: Sendable, E: Error>(
+        _ body: @escaping @Sendable (isolated SettingsStore) throws(E) -> T
+    ) throws(E) -> T {
+        let result: Result<T, E> = executor.run {
+            self.assumeIsolated { store in Result { () throws(E) -> T in try body(store) } }
+        }
+        return try result.get()
+    }
+
+    /// Loads the file if that was not done yet (isolated form of ``ensureLoaded()``).
+    func loadIfNeeded() {
+        guard !loaded.load(ordering: .acquiring), var file else { return }
+        file.onLockAcquired = { [weak self] in self?.saveSoon() }
+        let values = file.load()
+        let diagnostics = file.diagnostics
+        file.diagnostics = []
+        self.file = file
+        storage.locked { s in
+            s.modify(.user) { $0 = values }
+            s.tracksChanges = true
+            s.autosaves = persistence?.autosaveDelay != nil
+        }
+        publishStatus()
+        generationCounter.add(1, ordering: .releasing)
+        loaded.store(true, ordering: .releasing)
+        diagnostics.forEach(report)
+        startWatchingSoon()
+    }
+
+    func deliverFileDiagnostics() {
+        guard let pending = file?.diagnostics, !pending.isEmpty else { return }
+        file?.diagnostics = []
+        pending.forEach(report)
+    }
+
+    /// One save attempt: saves pending changes if the lock is free and the file is usable.
+    func saveOnce() throws(SettingsError) -> SaveResult {
+        loadIfNeeded()
+        guard var file else { return .nothing }
+        let hasChanges = storage.locked { !$0.dirty.isEmpty }
+        let step: SettingsFile.SaveStep<Announcement?>
+        do {
+            step = try file.save(
+                hasChanges: hasChanges,
+                snapshot: { storage.locked { s in (s[.user], s.takeDirty()) } },
+                restore: { keys in storage.locked { s in s.restoreDirty(keys) } },
+                reconcile: { contents in adopt(contents) }
+            )
+        } catch {
+            self.file = file
+            publishStatus(saveError: .some(error))
+            deliverFileDiagnostics()
+            throw error
+        }
+        self.file = file
+        switch step {
+        case .nothing:
+            releaseIfClean()
+            return .nothing
+        case .busy(let lock):
+            return .busy(lock: lock)
+        case .settling(let wait):
+            publishStatus(settling: true)
+            deliverFileDiagnostics()
+            return .settling(wait)
+        case .saved(let announcement):
+            publishStatus(saveError: .some(nil))
+            releaseIfClean()
+            deliverFileDiagnostics()
+            deliver(announcement)
+            return .saved
+        }
+    }
+
+    /// Lets the store go from ``PendingSaves`` when it has no unsaved changes.
+    nonisolated func releaseIfClean() {
+        storage.locked { s in
+            guard s.pending, s.dirty.isEmpty else { return }
+            s.pending = false
+            PendingSaves.remove(self)
+        }
+    }
+
+    /// Reports that the store's persistence thread could not be started (its work runs on a
+    /// borrowed Dispatch worker meanwhile; see ``PersistenceExecutor``).
+    nonisolated func reportThreadFailure(_ error: Int32) {
+        let reason = String(cString: strerror(error))
+        report(SettingsDiagnostic(.fileError, "\(url?.path ?? "?"): cannot start the settings persistence thread (\(reason)); the file is loaded and saved on a shared worker thread until one can be started"))
+    }
+
+    /// Looks at the file and, when another process or a person changed it, reloads it and
+    /// announces the keys whose effective values changed. Called by the file watcher.
+    func reloadIfChanged() {
+        guard loaded.load(ordering: .acquiring), var file else { return }
+        let announcement = file.reloadIfChanged(reconcile: { adopt($0) })
+        self.file = file
+        publishStatus()
+        deliverFileDiagnostics()
+        deliver(announcement ?? nil)
+    }
+
+    /// Starts watching the file for changes made elsewhere a moment after it was loaded: a
+    /// program that reads a value and exits never pays for a watch (an inotify instance makes
+    /// the kernel wait several milliseconds at exit). Changes made before the watch starts are
+    /// found when it does.
+    func startWatchingSoon() {
+        guard let mode = persistence?.externalChanges, mode != .ignored else { return }
+        executor.schedule(after: .milliseconds(150)) { [weak self] in
+            self?.assumeIsolated { $0.startWatching(mode) }
+        }
+    }
+
+    func startWatching(_ mode: ExternalChanges) {
+        reloadIfChanged()
+        switch mode {
+        case .automatic:
+            guard let path = file?.targetPath else { return }
+            FileWatcher.shared.watch(self, path: path, pollingInterval: .seconds(1))
+        case .polling(let interval): FileWatcher.shared.poll(self, every: interval)
+        case .ignored: break
+        }
+    }
+
+    /// Makes the user layer what the file holds, with this process's unsaved changes on top.
+    /// Returns what to announce (as a change made elsewhere) once no lock is held.
+    nonisolated func adopt(_ contents: PlistDictionary) -> Announcement? {
+        commit(.user, origin: .externalFile) { s, audience in
+            var user = contents
+            for key in s.dirty {
+                _ = user.setValue(s[.user].value(at: key.components), at: key.components[...])
+            }
+            guard user != s[.user] else { return .unchanged }
+            let before = audience.comparing ? s.layers : nil
+            let userBefore = audience.userLayer ? s[.user] : nil
+            s.modify(.user) { $0 = user }
+            return .layer(before: before, userBefore: userBefore)
+        }
+    }
+}

@@ -1,0 +1,145 @@
+import Observation
+import SettingsPlist
+import Synchronization
+
+extension SettingsStore {
+    /// One change to one layer: worked out under the store's lock by ``commit(_:origin:_:)`` (the
+    /// one write path: every write, registration, override, migration, sync, save and reload
+    /// goes through it) and delivered by ``deliver(_:)`` once the lock is released.
+    ///
+    /// The parts that cost something to work out are worked out only when someone is told about
+    /// them: the effective changes when observers or tracked settings are there, the user layer's
+    /// changed leaves when a user-layer observer listens.
+    struct Announcement {
+        /// What the change is announced as.
+        var origin: SettingsChange.Origin
+        /// Whether store or key observers were active when the change was made (read under the
+        /// lock: an observer registering meanwhile either sees the change in its initial value
+        /// or is counted here; see ``SettingsObservers/add(key:current:onValue:)``).
+        var observing = false
+        /// The key paths whose effective value changed (when someone observes or tracks them).
+        var changed: [SettingsKey] = []
+        /// The Observation key paths of tracked settings among them.
+        var keyPaths = TrackedKeyPaths()
+        /// The user layer's changed leaves (when a user-layer observer listens).
+        var userChanges: [SettingsKey] = []
+        /// Whether the change asks for an autosave to be scheduled.
+        var save = false
+    }
+
+    /// Who is told about a change, read under the lock at the start of ``commit(_:origin:_:)``:
+    /// an edit works out (and keeps a copy of) only what they need.
+    struct Audience {
+        /// Store or key observers are active.
+        let observing: Bool
+        /// Settings are tracked by the Observation framework.
+        let tracking: Bool
+        /// A user-layer observer listens and the change is to the user layer.
+        let userLayer: Bool
+
+        /// Whether the effective changes must be worked out.
+        var comparing: Bool { observing || tracking }
+    }
+
+    /// What an edit did, for ``commit(_:origin:_:)`` to turn into an ``Announcement``.
+    enum Edit {
+        /// Nothing changed: nothing is announced and the generation stays.
+        case unchanged
+        /// The layer changed as a whole (or in several keys). `before`: the layers before, when
+        /// the ``Audience`` compares; `userBefore`: the user layer before, when it listens to it.
+        case layer(before: SettingsLayers?, userBefore: PlistDictionary?)
+        /// One key was written with this effect; `userBefore`: the user layer's value at the
+        /// key before (when a user-layer observer listens).
+        case key(SettingsKey, WriteEffect, userBefore: PlistValue?)
+    }
+
+    /// Changes the store's state under its lock and works out what to announce: runs `edit`,
+    /// then (when it changed anything) bumps the generation.
+    ///
+    /// - Parameters:
+    ///   - layer: the layer `edit` changes.
+    ///   - origin: what the change is announced as.
+    ///   - edit: changes the state under the lock, keeping what the ``Audience`` needs.
+    /// - Returns: what to ``deliver(_:)`` once no lock is held, or `nil` when nothing changed.
+    nonisolated func commit(_ layer: SettingsLayer, origin: SettingsChange.Origin, _ edit: (inout State, Audience) -> Edit) -> Announcement? {
+        let announcement = withState { s -> Announcement? in
+            let audience = Audience(observing: observers.isActive, tracking: !s.tracked.isEmpty,
+                                    userLayer: layer == .user && observers.watchesUserLayer)
+            var result = Announcement(origin: origin, observing: audience.observing)
+            switch edit(&s, audience) {
+            case .unchanged:
+                return nil
+            case .layer(let before, let userBefore):
+                if let before {
+                    result.changed = s.layers.effectiveChanges(from: before, in: layer)
+                    result.keyPaths = s.trackedKeyPaths(for: .keys(result.changed), writing: SettingsKey(components: []))
+                }
+                if let userBefore { result.userChanges = s[.user].changedLeafPaths(from: userBefore) }
+            case .key(let key, let effect, let userBefore):
+                if audience.observing { result.changed = effect.keys(writing: key) }
+                result.keyPaths = s.trackedKeyPaths(for: effect, writing: key)
+                if audience.userLayer {
+                    result.userChanges = Self.leafChanges(at: key, from: userBefore, to: s[.user].value(at: key.components))
+                }
+            }
+            result.save = s.takeSaveRequest()
+            return result
+        }
+        if announcement != nil { generationCounter.add(1, ordering: .releasing) }
+        return announcement
+    }
+
+    /// Changes one layer as a whole (or several keys of it) through ``commit(_:origin:_:)`` and
+    /// delivers what changed.
+    ///
+    /// - Parameters:
+    ///   - layer: the layer `body` changes (only it is compared to find what changed).
+    ///   - origin: what the change is announced as.
+    ///   - body: changes the state; it runs under the store's lock.
+    nonisolated func replace(_ layer: SettingsLayer, origin: SettingsChange.Origin, _ body: (inout State) -> Void) {
+        deliver(commit(layer, origin: origin) { s, audience in
+            let before = audience.comparing ? s.layers : nil
+            let userBefore = audience.userLayer ? s[.user] : nil
+            body(&s)
+            return .layer(before: before, userBefore: userBefore)
+        })
+    }
+
+    /// Delivers a change, with no lock held: schedules the autosave it asks for, tells the
+    /// Observation framework, then the observers, then the user-layer observers.
+    nonisolated func deliver(_ announcement: Announcement?) {
+        guard let announcement else { return }
+        if announcement.save { scheduleSave() }
+        announce(announcement.keyPaths)
+        if announcement.observing { publish(announcement.changed, origin: announcement.origin) }
+        observers.publishUserLayer(announcement.userChanges, origin: announcement.origin)
+    }
+
+    /// The leaf key paths under `key` that differ between two values stored at `key`.
+    static func leafChanges(at key: SettingsKey, from old: PlistValue?, to new: PlistValue?) -> [SettingsKey] {
+        var before = PlistDictionary()
+        var after = PlistDictionary()
+        before.setValue(old, at: key.components[...])
+        after.setValue(new, at: key.components[...])
+        return after.changedLeafPaths(from: before)
+    }
+
+    /// Tells the Observation framework that tracked keys changed (never with a lock held: its
+    /// `onChange` closures run from here).
+    nonisolated func announce(_ keyPaths: TrackedKeyPaths) {
+        guard let first = keyPaths.first else { return }
+        registrar.willSet(self, keyPath: first)
+        registrar.didSet(self, keyPath: first)
+        for keyPath in keyPaths.rest {
+            registrar.willSet(self, keyPath: keyPath)
+            registrar.didSet(self, keyPath: keyPath)
+        }
+    }
+
+    /// Delivers a change to the observers (never called with a lock held).
+    nonisolated func publish(_ keys: [SettingsKey], origin: SettingsChange.Origin) {
+        observers.publish(keys, origin: origin) { keys in
+            storage.locked { s in keys.map { s.resolve($0) } }
+        }
+    }
+}
