@@ -1,5 +1,6 @@
 import Foundation
 @testable import Settings
+import SettingsTestSupport
 import Testing
 
 @Suite("In-memory stores carry no file machinery")
