@@ -423,6 +423,7 @@ extension SettingsStore {
         publishStatus()
         generationCounter.add(1, ordering: .releasing)
         loaded.store(true, ordering: .releasing)
+        moveRenamedKeys(in: .user)  // hook (renames): values under old names move to their new keys
         diagnostics.forEach(report)
         startWatchingSoon()
     }

@@ -107,6 +107,8 @@ extension SettingsStore {
     @discardableResult
     public nonisolated func applyEnvironment(prefix: String, _ environment: [String: String] = ProcessInfo.processInfo.environment) -> [SettingsDiagnostic] {
         let lead = prefix.hasSuffix("_") ? prefix : prefix + "_"
+        let recorded = String(lead.dropLast())
+        if storage.locked({ $0.sources.recordEnvironmentPrefix(recorded) }) { layersManifestChanged() }
         var diagnostics: [SettingsDiagnostic] = []
         var assignments: [(source: String, key: SettingsKey, text: String)] = []
         var namedBy: [SettingsKey: String] = [:]
@@ -238,8 +240,10 @@ extension SettingsStore {
                     continue
                 }
                 s.modify(.volatile) { _ = $0.setValue(value, at: key.components[...]) }
+                s.sources.volatile[key] = "\(kind) \(source)"
             }
         }
+        moveRenamedKeys(in: .volatile, overwriting: true)
         return diagnostics
     }
 }

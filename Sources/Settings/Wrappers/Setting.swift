@@ -91,19 +91,26 @@ extension Setting {
     /// - Parameters:
     ///   - key: the key path (`"Network/timeout"`); omit it to derive the key from the property
     ///     name (first letter capitalised) when the container is bound with ``SettingsStore/bind(_:)``.
+    ///   - formerly: the key's earlier names: when `key` has no value, the first of them that
+    ///     has one is read, and moved to `key` for good (see
+    ///     ``SettingsStore/registerRename(of:formerly:)``).
     ///   - defaultValue: the value when no layer has one.
     ///   - store: the store (default: ``SettingsStore/shared``).
     ///   - rules: rules applied on read and write.
     ///   - transformer: how to store the value, instead of the type's own or a registered one.
+    ///
+    /// ```swift
+    /// @Setting("Network/timeout", formerly: ["timeout", "NetTimeout"], default: 30) var timeout: Int
+    /// ```
     @inlinable
     public init(
-        _ key: SettingsKey? = nil, default defaultValue: Value, store: SettingsStore = .shared,
+        _ key: SettingsKey? = nil, formerly: [SettingsKey] = [], default defaultValue: Value, store: SettingsStore = .shared,
         rules: SettingRules<Value> = .init(), transformer: SettingsTransformer<Value>? = nil,
         fileID: String = #fileID, line: Int = #line
     ) where Value: SettingsValue {
         self.init(key, default: defaultValue, store: store, rules: rules,
                   transformer: transformer ?? Value.settingsTransformer, explicit: transformer != nil,
-                  declaredAt: "\(fileID):\(line)")
+                  declaredAt: "\(fileID):\(line)", formerly: formerly)
     }
 
     /// A setting of any type, stored through the transformer you give (Alchemic's per-property
@@ -151,11 +158,11 @@ extension Setting {
     @inlinable
     init(
         _ key: SettingsKey?, default defaultValue: Value, store: SettingsStore, rules: SettingRules<Value>,
-        transformer: SettingsTransformer<Value>, explicit: Bool, declaredAt: String
+        transformer: SettingsTransformer<Value>, explicit: Bool, declaredAt: String, formerly: [SettingsKey] = []
     ) {
         self.init(box: SettingBox<Value>(
             key: key, store: store, transformer: transformer, explicit: explicit, rules: rules,
-            hasDefaultInCode: true, warnsWhenDefaultIsMissing: false, declaredAt: declaredAt,
+            hasDefaultInCode: true, warnsWhenDefaultIsMissing: false, declaredAt: declaredAt, formerly: formerly,
             wrap: { $0 ?? defaultValue }, unwrap: { $0 }))
     }
 
@@ -168,6 +175,7 @@ extension Setting {
     ///
     /// - Parameters:
     ///   - key: the key path, or `nil` to derive it from the property name once bound.
+    ///   - formerly: the key's earlier names (see ``SettingsStore/registerRename(of:formerly:)``).
     ///   - store: the store (default: ``SettingsStore/shared``).
     ///   - rules: rules applied on read and write (`whenNil(use:)` supplies a value for `nil`).
     ///   - transformer: how to store the value.
@@ -175,23 +183,23 @@ extension Setting {
     ///     default is registered for this setting (MFDynamic's per-property opt-out).
     @inlinable
     public init<Wrapped: SettingsValue>(
-        _ key: SettingsKey? = nil, store: SettingsStore = .shared, rules: SettingRules<Wrapped> = .init(),
+        _ key: SettingsKey? = nil, formerly: [SettingsKey] = [], store: SettingsStore = .shared, rules: SettingRules<Wrapped> = .init(),
         transformer: SettingsTransformer<Wrapped>? = nil, warnsWhenDefaultIsMissing: Bool = true,
         fileID: String = #fileID, line: Int = #line
     ) where Value == Wrapped? {
         self.init(optional: key, store: store, rules: rules, transformer: transformer ?? Wrapped.settingsTransformer,
-                  explicit: transformer != nil, warns: warnsWhenDefaultIsMissing, declaredAt: "\(fileID):\(line)")
+                  explicit: transformer != nil, warns: warnsWhenDefaultIsMissing, declaredAt: "\(fileID):\(line)", formerly: formerly)
     }
 
     /// The designated path every optional form goes through.
     @inlinable
     init<Wrapped: Sendable>(
         optional key: SettingsKey?, store: SettingsStore, rules: SettingRules<Wrapped>,
-        transformer: SettingsTransformer<Wrapped>, explicit: Bool, warns: Bool, declaredAt: String
+        transformer: SettingsTransformer<Wrapped>, explicit: Bool, warns: Bool, declaredAt: String, formerly: [SettingsKey] = []
     ) where Value == Wrapped? {
         self.init(box: SettingBox<Value>(
             key: key, store: store, transformer: transformer, explicit: explicit, rules: rules,
-            hasDefaultInCode: false, warnsWhenDefaultIsMissing: warns, declaredAt: declaredAt,
+            hasDefaultInCode: false, warnsWhenDefaultIsMissing: warns, declaredAt: declaredAt, formerly: formerly,
             wrap: { $0 }, unwrap: { $0 }))
     }
 }

@@ -98,12 +98,14 @@ final class SettingBox<Value: Sendable>: AnySettingBox {
     /// Whether binding a container may give the box a key derived from the property name.
     @usableFromInline let takesDerivedKey: Bool
     @usableFromInline let declaredAt: String
+    /// The key's earlier names (`formerly:`), declared to the store the box is bound to.
+    @usableFromInline let formerly: [SettingsKey]
 
     /// Creates a box with its conversion.
     @inlinable
     init(
         key: SettingsKey?, store: SettingsStore, conversion: Conversion, hasDefaultInCode: Bool,
-        warnsWhenDefaultIsMissing: Bool, takesDerivedKey: Bool = true, declaredAt: String
+        warnsWhenDefaultIsMissing: Bool, takesDerivedKey: Bool = true, declaredAt: String, formerly: [SettingsKey] = []
     ) {
         self.state = Mutex(State(key: key, store: store))
         self.conversion = conversion
@@ -111,6 +113,8 @@ final class SettingBox<Value: Sendable>: AnySettingBox {
         self.warnsWhenDefaultIsMissing = warnsWhenDefaultIsMissing
         self.takesDerivedKey = takesDerivedKey
         self.declaredAt = declaredAt
+        self.formerly = formerly
+        if let key, !formerly.isEmpty { store.registerRename(of: key, formerly: formerly) }
     }
 
     /// Creates a box for a setting whose store holds `Stored` values.
@@ -125,6 +129,7 @@ final class SettingBox<Value: Sendable>: AnySettingBox {
     convenience init<Stored: Sendable>(
         key: SettingsKey?, store: SettingsStore, transformer: SettingsTransformer<Stored>, explicit: Bool,
         rules: SettingRules<Stored>, hasDefaultInCode: Bool, warnsWhenDefaultIsMissing: Bool, declaredAt: String,
+        formerly: [SettingsKey] = [],
         wrap: @escaping @Sendable (Stored?) -> Value, unwrap: @escaping @Sendable (Value) -> Stored?
     ) {
         // The registry is consulted once per registry version, not once per read or write.
@@ -177,7 +182,7 @@ final class SettingBox<Value: Sendable>: AnySettingBox {
             typeName: { active().typeName }
         )
         self.init(key: key, store: store, conversion: conversion, hasDefaultInCode: hasDefaultInCode,
-                  warnsWhenDefaultIsMissing: warnsWhenDefaultIsMissing, declaredAt: declaredAt)
+                  warnsWhenDefaultIsMissing: warnsWhenDefaultIsMissing, declaredAt: declaredAt, formerly: formerly)
     }
 
     var key: SettingsKey? { state.locked { $0.key } }
@@ -185,7 +190,7 @@ final class SettingBox<Value: Sendable>: AnySettingBox {
     var typeName: String { conversion.typeName() }
 
     func bind(derivedKey: SettingsKey, store: SettingsStore?) {
-        state.locked { s in
+        let (key, bound) = state.locked { s in
             if s.key == nil && takesDerivedKey { s.key = derivedKey }
             if let store, s.store !== store {
                 s.store = store
@@ -193,7 +198,10 @@ final class SettingBox<Value: Sendable>: AnySettingBox {
                 s.cachedStored = nil
                 s.observed = nil
             }
+            return (s.key, s.store)
         }
+        // The store it is bound to learns the key's old names (no lock held: it may move values).
+        if let key, !formerly.isEmpty { bound.registerRename(of: key, formerly: formerly) }
     }
 
     /// The key, or a stop with a message saying how to give one.
