@@ -177,7 +177,7 @@ public struct PlistLayerReport: Hashable, Sendable, CustomStringConvertible {
     /// A value as `settings read` prints it: a string bare, anything else as a literal.
     private static func text(_ value: PlistValue?) -> String {
         guard let value else { return "not set" }
-        if case .string = value { return value.literalText }
+        if case .string(let text) = value { return text == PlistSecrets.redactedText ? text : value.literalText }
         return value.displayText.contains("\n") ? value.literalText.replacingNewlines : value.displayText
     }
 }
