@@ -32,6 +32,20 @@ struct ExplainTests {
             """)
     }
 
+    @Test func theGuidesExampleIsWhatItPrints() {
+        // Docs/DefaultsAndLayers.md, "Where a value comes from".
+        let store = SettingsStore.inMemory(["Network": ["timeout": 60]])
+        store.register(defaults: ["Network": ["timeout": 30]])
+        store.setVolatile(5, for: "Network/timeout")
+        #expect(store.explain("Network/timeout").description == """
+            Network/timeout = 5 (from volatile: set in code)
+            * volatile   set in code: 5
+              overrides  none registered: not set
+              user       in memory: 60
+              defaults   in code: 30
+            """)
+    }
+
     @Test func defaultsInCodeAndAMissingKeyAreExplained() {
         let store = SettingsStore.inMemory()
         store.register(defaults: ["volume": 0.5])
