@@ -96,4 +96,13 @@ struct ExplainTests {
         try await store.flush()
         #expect(try PlistFile.existingCompanionDirectory(for: dir.file().path) == nil)
     }
+
+    @Test func aSettingsExplanationNamesItsRules() throws {
+        let store = SettingsStore.inMemory(["volume": 3])
+        let setting = Setting<Int>("volume", default: 1, store: store, rules: .clamp(0...2))
+        let explanation = try #require(setting.explanation)
+        #expect(explanation.rules == ["clamp(0...2)"])
+        #expect(explanation.description.hasSuffix("\nrules on read: clamp(0...2)"))
+        #expect(setting.wrappedValue == 2)
+    }
 }

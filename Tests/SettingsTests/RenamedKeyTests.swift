@@ -115,4 +115,25 @@ struct RenamedKeyTests {
         #expect(store[key] == 8)
         #expect(store.formerNames(of: "Limits/max") == ["limit"])
     }
+
+    @Test func aKeylessSettingDeclaresItsOldNamesWhenBound() {
+        struct Limits {
+            @Setting(formerly: ["maxItems"], default: 1) var limit: Int
+        }
+        let store = SettingsStore.inMemory(["maxItems": 6])
+        let limits = SettingsStore.bind(Limits(), to: store)
+        #expect(limits.limit == 6)
+        #expect(store.formerNames(of: "Limit") == ["maxItems"])
+    }
+
+    @Test func aStoredModelReadsAndMovesItsOldKey() {
+        struct Profile: SettingsModel, Codable {
+            var name = "Ada"
+        }
+        let store = SettingsStore.inMemory(["profile": ["name": "Grace"]])
+        let model = StoredModel<Profile>("Profiles/main", formerly: ["profile"], store: store)
+        #expect(model.wrappedValue.name == "Grace")
+        #expect(store["profile"] == nil)
+        #expect(store["Profiles/main/name"] == "Grace")
+    }
 }

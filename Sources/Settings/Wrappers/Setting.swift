@@ -50,6 +50,23 @@ public struct Setting<Value: Sendable>: Sendable {
         return box.store.source(of: key)
     }
 
+    /// Where the setting's value comes from: ``SettingsStore/explain(_:)`` for its key, with
+    /// the setting's rules (applied on read and write) named; `nil` for a key-less setting not
+    /// yet bound.
+    ///
+    /// ```swift
+    /// print(settings.$timeout.explanation!)
+    /// // Network/timeout = 60 (from user: /home/ada/.config/MyApp/settings.plist)
+    /// // ...
+    /// // rules on read: clamp(1...120)
+    /// ```
+    public var explanation: SettingsExplanation? {
+        guard let key = box.key else { return nil }
+        var explanation = box.store.explain(key)
+        explanation.rules = box.ruleNames
+        return explanation
+    }
+
     /// Removes the user's value, so the layers below (or the default in code) show again.
     public func reset() {
         guard let key = box.key else { return }
@@ -122,36 +139,38 @@ extension Setting {
     ///
     /// - Parameters:
     ///   - key: the key path, or `nil` to derive it from the property name once bound.
+    ///   - formerly: the key's earlier names (see ``SettingsStore/registerRename(of:formerly:)``).
     ///   - defaultValue: the value when no layer has one.
     ///   - store: the store (default: ``SettingsStore/shared``).
     ///   - rules: rules applied on read and write.
     ///   - transformer: how to store the value.
     @inlinable
     public init(
-        _ key: SettingsKey? = nil, default defaultValue: Value, store: SettingsStore = .shared,
+        _ key: SettingsKey? = nil, formerly: [SettingsKey] = [], default defaultValue: Value, store: SettingsStore = .shared,
         rules: SettingRules<Value> = .init(), transformer: SettingsTransformer<Value>,
         fileID: String = #fileID, line: Int = #line
     ) {
         self.init(key, default: defaultValue, store: store, rules: rules, transformer: transformer, explicit: true,
-                  declaredAt: "\(fileID):\(line)")
+                  declaredAt: "\(fileID):\(line)", formerly: formerly)
     }
 
     /// An optional setting of any type, stored through the transformer you give.
     ///
     /// - Parameters:
     ///   - key: the key path, or `nil` to derive it from the property name once bound.
+    ///   - formerly: the key's earlier names (see ``SettingsStore/registerRename(of:formerly:)``).
     ///   - store: the store (default: ``SettingsStore/shared``).
     ///   - rules: rules applied on read and write.
     ///   - transformer: how to store the value.
     ///   - warnsWhenDefaultIsMissing: whether missing-default checks warn about it.
     @inlinable
     public init<Wrapped: Sendable>(
-        _ key: SettingsKey? = nil, store: SettingsStore = .shared, rules: SettingRules<Wrapped> = .init(),
+        _ key: SettingsKey? = nil, formerly: [SettingsKey] = [], store: SettingsStore = .shared, rules: SettingRules<Wrapped> = .init(),
         transformer: SettingsTransformer<Wrapped>, warnsWhenDefaultIsMissing: Bool = true,
         fileID: String = #fileID, line: Int = #line
     ) where Value == Wrapped? {
         self.init(optional: key, store: store, rules: rules, transformer: transformer, explicit: true,
-                  warns: warnsWhenDefaultIsMissing, declaredAt: "\(fileID):\(line)")
+                  warns: warnsWhenDefaultIsMissing, declaredAt: "\(fileID):\(line)", formerly: formerly)
     }
 
     /// The designated path every non-optional form goes through.

@@ -100,12 +100,15 @@ final class SettingBox<Value: Sendable>: AnySettingBox {
     @usableFromInline let declaredAt: String
     /// The key's earlier names (`formerly:`), declared to the store the box is bound to.
     @usableFromInline let formerly: [SettingsKey]
+    /// The names of the setting's rules, for ``Setting/explanation``.
+    @usableFromInline let ruleNames: [String]
 
     /// Creates a box with its conversion.
     @inlinable
     init(
         key: SettingsKey?, store: SettingsStore, conversion: Conversion, hasDefaultInCode: Bool,
-        warnsWhenDefaultIsMissing: Bool, takesDerivedKey: Bool = true, declaredAt: String, formerly: [SettingsKey] = []
+        warnsWhenDefaultIsMissing: Bool, takesDerivedKey: Bool = true, declaredAt: String, formerly: [SettingsKey] = [],
+        ruleNames: [String] = []
     ) {
         self.state = Mutex(State(key: key, store: store))
         self.conversion = conversion
@@ -114,6 +117,7 @@ final class SettingBox<Value: Sendable>: AnySettingBox {
         self.takesDerivedKey = takesDerivedKey
         self.declaredAt = declaredAt
         self.formerly = formerly
+        self.ruleNames = ruleNames
         if let key, !formerly.isEmpty { store.registerRename(of: key, formerly: formerly) }
     }
 
@@ -182,7 +186,8 @@ final class SettingBox<Value: Sendable>: AnySettingBox {
             typeName: { active().typeName }
         )
         self.init(key: key, store: store, conversion: conversion, hasDefaultInCode: hasDefaultInCode,
-                  warnsWhenDefaultIsMissing: warnsWhenDefaultIsMissing, declaredAt: declaredAt, formerly: formerly)
+                  warnsWhenDefaultIsMissing: warnsWhenDefaultIsMissing, declaredAt: declaredAt, formerly: formerly,
+                  ruleNames: rules.rules.map(\.name))
     }
 
     var key: SettingsKey? { state.locked { $0.key } }
