@@ -95,40 +95,16 @@ enum ExplainCommand: Command {
         let lead = prefix + "_"
         let variables = environmentVariables().filter { $0.name.hasPrefix(lead) }.sorted { $0.name < $1.name }
         for key in keys {
-            let wanted = key.components.map(loose)
+            let wanted = key.components.map(EnvironmentName.loose)
             for variable in variables.reversed() {
-                let parts = splitEnvironmentName(variable.name.dropFirst(lead.count))
-                guard parts.map(loose) == wanted else { continue }
+                let parts = EnvironmentName.components(variable.name.dropFirst(lead.count))
+                guard parts.map(EnvironmentName.loose) == wanted else { continue }
                 let notes = key.path == keys[0].path ? [] : ["under its old name '\(key.path)'"]
                 return .init(layer: "volatile", source: "environment variable \(variable.name)", value: .string(variable.value), notes: notes)
             }
         }
         let name = lead + keys[0].components.map { $0.uppercased() }.joined(separator: "__")
         return .init(layer: "volatile", source: "environment variable \(name)", value: nil)
-    }
-
-    /// A component compared as the library compares its last tier: letters and digits, lowercased.
-    private static func loose(_ text: String) -> String {
-        String(text.lowercased().unicodeScalars.filter { $0 != "_" && $0 != "-" && $0 != "." })
-    }
-
-    /// `A__B__C` -> `["A", "B", "C"]`, left to right, as the library splits variable names.
-    private static func splitEnvironmentName(_ name: Substring) -> [String] {
-        var parts: [String] = []
-        var current = ""
-        var scalars = Array(name.unicodeScalars)[...]
-        while let c = scalars.first {
-            if c == "_", scalars.dropFirst().first == "_" {
-                parts.append(current)
-                current = ""
-                scalars = scalars.dropFirst(2)
-            } else {
-                current.unicodeScalars.append(c)
-                scalars = scalars.dropFirst()
-            }
-        }
-        parts.append(current)
-        return parts
     }
 
     /// This process's environment.

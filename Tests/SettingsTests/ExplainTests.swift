@@ -105,4 +105,17 @@ struct ExplainTests {
         #expect(explanation.description.hasSuffix("\nrules on read: clamp(0...2)"))
         #expect(setting.wrappedValue == 2)
     }
+
+    @Test func registeringTheSameDefaultsAgainKeepsOneRecord() throws {
+        let dir = try TemporaryDirectory()
+        try PlistValue.dictionary(["a": 1]).write(to: dir.file("Defaults.plist"))
+        let store = SettingsStore.inMemory()
+        for round in 0..<100 {
+            store.register(defaults: ["b": .integer(PlistInteger(Int64(round)))])
+            store.register(defaults: ["c": 1])
+            try store.registerDefaults(contentsOf: dir.file("Defaults.plist"))
+        }
+        #expect(store.storage.locked { $0.sources.defaults.count } == 2)
+        #expect(store.explain("b").rows.last?.value == 99)
+    }
 }

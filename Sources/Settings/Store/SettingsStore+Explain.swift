@@ -85,8 +85,11 @@ extension SettingsStore {
     /// moves values under old names to their new ones, and updates the manifest.
     nonisolated func recordRegistration(_ layer: SettingsLayer, _ values: PlistDictionary, path: String?) {
         storage.locked { s in
-            let registration = LayerSources.Registration(path: path, values: values)
-            if layer == .overrides { s.sources.overrides.append(registration) } else { s.sources.defaults.append(registration) }
+            if layer == .overrides {
+                s.sources.overrides.record(values, path: path)
+            } else {
+                s.sources.defaults.record(values, path: path)
+            }
         }
         if path != nil { layersManifestChanged() }
         moveRenamedKeys(in: layer, overwriting: true)

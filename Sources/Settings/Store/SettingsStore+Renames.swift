@@ -64,6 +64,26 @@ struct LayerSources: Sendable {
     }
 }
 
+extension [LayerSources.Registration] {
+    /// Appends a registration, keeping the list as short as the order allows: a file registered
+    /// again replaces its earlier entry, and registrations from code one after the other are one
+    /// entry. So a program that registers the same defaults again and again keeps one copy.
+    mutating func record(_ values: PlistDictionary, path: String?) {
+        if let path { removeAll { $0.path == path } }
+        append(LayerSources.Registration(path: path, values: values))
+        // Neighbouring registrations from code are one (at most one more entry than files).
+        var merged: [LayerSources.Registration] = []
+        for registration in self {
+            if registration.path == nil, let last = merged.last, last.path == nil {
+                merged[merged.count - 1].values = registration.values.merged(over: last.values)
+            } else {
+                merged.append(registration)
+            }
+        }
+        self = merged
+    }
+}
+
 /// A key found under an old name in a layer, and moved to its new name.
 struct RenamedKeyMove: Sendable {
     var old: SettingsKey
