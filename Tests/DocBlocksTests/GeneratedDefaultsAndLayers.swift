@@ -45,8 +45,8 @@ fileprivate func sample_DefaultsAndLayers_82() async throws {
     store.applyEnvironment(prefix: "MYAPP")                  // MYAPP_Network__timeout=5
 }
 
-// Docs/DefaultsAndLayers.md:102
-fileprivate func sample_DefaultsAndLayers_102() async throws {
+// Docs/DefaultsAndLayers.md:103
+fileprivate func sample_DefaultsAndLayers_103() async throws {
     let store = SettingsStore.inMemory(["Network": ["timeout": 60]])
     store.register(defaults: ["Network": ["timeout": 30]])
     store.setVolatile(5, for: "Network/timeout")
@@ -63,14 +63,14 @@ fileprivate func sample_DefaultsAndLayers_102() async throws {
     _ = winner
 }
 
-// Docs/DefaultsAndLayers.md:126
+// Docs/DefaultsAndLayers.md:127
 fileprivate struct NetworkSettings {
     @Setting("Network/timeout", formerly: ["timeout", "NetTimeout"], default: 30) var timeout: Int
 }
 fileprivate extension SettingsStore.Key where Value == Int {
     static let retries = Self("Network/retries", formerly: ["retries"], default: 3)
 }
-fileprivate func sample_DefaultsAndLayers_126() async throws {
+fileprivate func sample_DefaultsAndLayers_127() async throws {
     // @StoredModel("Profile/main", formerly: ["profile"]) var profile: Profile
     let renamedStore = SettingsStore.inMemory(["timeout": 12])
     renamedStore.registerRename(of: "Network/timeout", formerly: ["timeout", "NetTimeout"])  // what formerly: does

@@ -136,4 +136,23 @@ struct RenamedKeyTests {
         #expect(store["profile"] == nil)
         #expect(store["Profiles/main/name"] == "Grace")
     }
+
+    @Test(.timeLimit(hangLimit)) func aValueAnOlderProgramWritesUnderTheOldNameIsMovedWhenReloaded() async throws {
+        let dir = try TemporaryDirectory()
+        let store = SettingsStore.file(dir.file(), autosaveDelay: nil)
+        let settings = RenamedSettings(store: store)
+        var changes = store.changes.makeAsyncIterator()
+        #expect(settings.timeout == 30)
+
+        // An older version of the program, which knows only "timeout", saves it.
+        let older = SettingsStore.file(dir.file(), autosaveDelay: nil, externalChanges: .ignored)
+        older["timeout"] = 17
+        try await older.flush()
+        #expect(await nextChange(&changes) { $0.origin == .migration } != nil)
+        #expect(settings.timeout == 17)
+        try await store.flush()
+        let onDisk = try PlistValue(contentsOf: dir.file())
+        #expect(onDisk["Network"]?["timeout"] == 17)
+        #expect(onDisk["timeout"] == nil)
+    }
 }

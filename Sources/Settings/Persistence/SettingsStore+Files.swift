@@ -577,6 +577,7 @@ extension SettingsStore {
         publishStatus()
         deliverFileDiagnostics()
         (announcement ?? nil)?.deliver(in: self, origin: .externalFile)
+        moveRenamedKeys(in: .user)  // hook (renames): an older program may have written an old name
     }
 
     /// Starts watching the file for changes made elsewhere a moment after it was loaded: a
