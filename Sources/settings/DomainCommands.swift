@@ -35,7 +35,12 @@ enum ReadCommand: Command {
             return
         }
         let key = try KeyPath(positional[1])
-        guard let value = contents.value(at: key) else { throw domain.noValue(key, in: contents) }
+        guard let value = contents.value(at: key) else {
+            // A renamed key (the program's layers.plist names it): its value, and a note saying so.
+            guard let renamed = LayersManifest.renamedValue(of: key, in: contents, domain: domain) else { throw domain.noValue(key, in: contents) }
+            Console.error(renamed.note)
+            return Console.print(shown(renamed.value, under: key.components).displayText)
+        }
         Console.print(shown(value, under: key.components).displayText)
     }
 }

@@ -75,6 +75,7 @@ enum SettingsTool {
         PrintCommand.self, ConvertCommand.self, LintCommand.self, ExtractCommand.self, TypeCommand.self,
         InsertCommand.self, ReplaceCommand.self, RemoveCommand.self, CreateCommand.self, DiffCommand.self,
         SchemaCommand.self,
+        ExplainCommand.self,
     ] }
 
     /// The command called `name`: a switch, so that starting one command instantiates no array
@@ -102,6 +103,7 @@ enum SettingsTool {
         case CreateCommand.name: CreateCommand.self
         case DiffCommand.name: DiffCommand.self
         case SchemaCommand.name: SchemaCommand.self
+        case ExplainCommand.name: ExplainCommand.self
         default: nil
         }
     }

@@ -31,6 +31,10 @@ public struct SettingsDiagnostic: Hashable, Sendable, CustomStringConvertible {
         /// nested deeper than 512 levels, a value larger than the settings file may be); nothing
         /// was changed.
         case writeRefused
+        /// A command-line argument, environment variable or override file named a key by an old
+        /// name (declared with `formerly:` or ``SettingsStore/registerRename(of:formerly:)``): its
+        /// value was applied to the new name. Reported once per old name and layer.
+        case deprecatedKey
     }
 
     /// What kind of problem it is.

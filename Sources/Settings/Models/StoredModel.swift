@@ -35,12 +35,15 @@ public struct StoredModel<Model: SettingsModel>: Sendable {
     ///
     /// - Parameters:
     ///   - key: the key path; the model's fields are a dictionary under it.
+    ///   - formerly: the key's earlier names: when `key` has no value, the model under the first
+    ///     of them is read and moved to `key` (see ``SettingsStore/registerRename(of:formerly:)``).
     ///   - defaultValue: the model when the store has none (default: `Model()`).
     ///   - store: the store (default: ``SettingsStore/shared``).
-    public init(_ key: SettingsKey, default defaultValue: Model = Model(), store: SettingsStore = .shared) {
+    public init(_ key: SettingsKey, formerly: [SettingsKey] = [], default defaultValue: Model = Model(), store: SettingsStore = .shared) {
         box = SettingBox(
             key: key, store: store, conversion: StoredModelConversion.make(defaultValue: defaultValue),
-            hasDefaultInCode: true, warnsWhenDefaultIsMissing: false, takesDerivedKey: false, declaredAt: "\(key.path)")
+            hasDefaultInCode: true, warnsWhenDefaultIsMissing: false, takesDerivedKey: false, declaredAt: "\(key.path)",
+            formerly: formerly)
     }
 
     /// The key the model is stored under.

@@ -63,6 +63,7 @@ extension SettingsStore {
         publishStatus()
         generationCounter.add(1, ordering: .releasing)
         loaded.store(true, ordering: .releasing)
+        moveRenamedKeys(in: .user)  // values under old names move to their new keys
         diagnostics.forEach(report)
         startWatchingSoon()
     }
@@ -137,6 +138,7 @@ extension SettingsStore {
         publishStatus()
         deliverFileDiagnostics()
         deliver(announcement ?? nil)
+        moveRenamedKeys(in: .user)  // an older program may have written an old name
     }
 
     /// Starts watching the file for changes made elsewhere a moment after it was loaded: a

@@ -107,6 +107,8 @@ extension SettingsStore {
     @discardableResult
     public nonisolated func applyEnvironment(prefix: String, _ environment: [String: String] = ProcessInfo.processInfo.environment) -> [SettingsDiagnostic] {
         let lead = prefix.hasSuffix("_") ? prefix : prefix + "_"
+        let recorded = String(lead.dropLast())
+        if storage.locked({ $0.sources.recordEnvironmentPrefix(recorded) }) { layersManifestChanged() }
         var diagnostics: [SettingsDiagnostic] = []
         var assignments: [(source: String, key: SettingsKey, text: String)] = []
         var namedBy: [SettingsKey: String] = [:]
@@ -192,23 +194,9 @@ extension SettingsStore {
         return true
     }
 
-    /// `A__B__C` -> `["A", "B", "C"]` (`__` found left to right; `A___B` is `A` / `_B`).
+    /// `A__B__C` -> `["A", "B", "C"]` (see ``SettingsPlist/EnvironmentName/components(_:)``).
     static func splitEnvironmentName(_ name: Substring) -> [String] {
-        var parts: [String] = []
-        var current = ""
-        var scalars = Array(name.unicodeScalars)[...]
-        while let c = scalars.first {
-            if c == "_", scalars.dropFirst().first == "_" {
-                parts.append(current)
-                current = ""
-                scalars = scalars.dropFirst(2)
-            } else {
-                current.unicodeScalars.append(c)
-                scalars = scalars.dropFirst()
-            }
-        }
-        parts.append(current)
-        return parts
+        EnvironmentName.components(name)
     }
 
     /// Parses and writes assignments to the volatile layer under one lock, bumping the
@@ -238,8 +226,10 @@ extension SettingsStore {
                     continue
                 }
                 s.modify(.volatile) { _ = $0.setValue(value, at: key.components[...]) }
+                s.sources.volatile[key] = "\(kind) \(source)"
             }
         }
+        moveRenamedKeys(in: .volatile, overwriting: true)
         return diagnostics
     }
 }
@@ -283,7 +273,7 @@ extension SettingsStore.State {
         if candidates.contains(where: { $0.unicodeScalars.elementsEqual(part.unicodeScalars) }) { return .success(part) }
         let tiers: [(String) -> String] = [
             { $0.lowercased() },
-            { String($0.lowercased().unicodeScalars.filter { $0 != "_" && $0 != "-" && $0 != "." }) },
+            { EnvironmentName.loose($0) },
         ]
         for normalize in tiers {
             let wanted = normalize(part)

@@ -54,7 +54,7 @@ extension SettingsStore {
         if SettingsBundleReader.isSettingsPane(defaults) {
             defaults = try SettingsBundleReader.defaults(fromRootPane: defaults, at: url)
         }
-        register(defaults: defaults)
+        register(defaults: defaults, path: url.path)
         return checkDefaults(of: settings, registeredIn: url.lastPathComponent)
     }
 

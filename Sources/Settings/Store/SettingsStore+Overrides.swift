@@ -24,6 +24,6 @@ extension SettingsStore {
     ///   `PlistError` with its position inside) or its root is not a dictionary. Nothing is
     ///   changed then.
     public nonisolated func loadOverrides(contentsOf url: URL) throws(SettingsError) {
-        addOverrides(try Self.readDictionary(at: url))
+        addOverrides(try Self.readDictionary(at: url), path: url.path)
     }
 }

@@ -153,14 +153,23 @@ extension SettingsStore {
         public let key: SettingsKey
         /// The value when no layer has one (or none of the right type).
         public let defaultValue: Value
+        /// The key's earlier names (see ``SettingsStore/registerRename(of:formerly:)``).
+        public let formerly: [SettingsKey]
 
         /// Creates a typed key.
         ///
+        /// ```swift
+        /// static let timeout = Self("Network/timeout", formerly: ["timeout"], default: 30)
+        /// ```
+        ///
         /// - Parameters:
         ///   - key: the key path, e.g. `"Network/timeout"`.
+        ///   - formerly: its earlier names: declared to a store the first time the key is used
+        ///     with it, so a value under an old name is read and moved to `key`.
         ///   - defaultValue: the value when no layer has one.
-        public init(_ key: SettingsKey, default defaultValue: Value) {
+        public init(_ key: SettingsKey, formerly: [SettingsKey] = [], default defaultValue: Value) {
             self.key = key
+            self.formerly = formerly
             self.defaultValue = defaultValue
         }
     }
@@ -172,8 +181,12 @@ extension SettingsStore {
     /// store[.timeout] += 5
     /// ```
     public nonisolated subscript<Value>(key: Key<Value>) -> Value {
-        get { value(key.key, default: key.defaultValue) }
+        get {
+            if !key.formerly.isEmpty { registerRename(of: key.key, formerly: key.formerly) }
+            return value(key.key, default: key.defaultValue)
+        }
         set {
+            if !key.formerly.isEmpty { registerRename(of: key.key, formerly: key.formerly) }
             let transformer = Self.transformer(for: Value.self)
             do {
                 set(try transformer.encode(newValue), for: key.key)

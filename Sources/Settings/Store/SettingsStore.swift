@@ -46,6 +46,8 @@ public actor SettingsStore {
         /// Keys read by settings, with the key path the Observation framework knows them by;
         /// writes to them are passed on to the framework's registrar.
         var tracked: [SettingsKey: any ObservedKeyPath] = [:]
+        /// Hook (explain/renames): where each layer's values came from, and the renamed keys.
+        var sources = LayerSources()
 
         /// Records a changed user key; compacts the list when a long burst repeats keys.
         /// - Returns: whether the store just gained unsaved changes (it must be kept alive until
@@ -321,22 +323,34 @@ public actor SettingsStore {
     ///
     /// - Parameter defaults: the defaults, nested dictionaries for namespaces.
     public nonisolated func register(defaults: PlistDictionary) {
+        register(defaults: defaults, path: nil)
+    }
+
+    /// Registers defaults read from the file at `path` (`nil`: from code).
+    nonisolated func register(defaults: PlistDictionary, path: String?) {
         if let refusal = defaults.nestingRefusal() {
             report(SettingsDiagnostic(.writeRefused, key: refusal.key, "\(refusal); the defaults were not registered"))
             return
         }
         replace(.defaults, origin: .defaults) { $0.modify(.defaults) { $0 = defaults.merged(over: $0) } }
+        recordRegistration(.defaults, defaults, path: path)  // hook (explain/renames)
     }
 
     /// Lays `overrides` over the override layer, merged deeply (TFOptionsKit's target options).
     ///
     /// - Parameter overrides: the override values.
     public nonisolated func addOverrides(_ overrides: PlistDictionary) {
+        addOverrides(overrides, path: nil)
+    }
+
+    /// Lays overrides read from the file at `path` (`nil`: from code) over the override layer.
+    nonisolated func addOverrides(_ overrides: PlistDictionary, path: String?) {
         if let refusal = overrides.nestingRefusal() {
             report(SettingsDiagnostic(.writeRefused, key: refusal.key, "\(refusal); the overrides were not added"))
             return
         }
         replace(.overrides, origin: .overrides) { $0.modify(.overrides) { $0 = overrides.merged(over: $0) } }
+        recordRegistration(.overrides, overrides, path: path)  // hook (explain/renames)
     }
 
     /// The one single-key write path: changes one key of one layer through

@@ -50,6 +50,23 @@ public struct Setting<Value: Sendable>: Sendable {
         return box.store.source(of: key)
     }
 
+    /// Where the setting's value comes from: ``SettingsStore/explain(_:)`` for its key, with
+    /// the setting's rules (applied on read and write) named; `nil` for a key-less setting not
+    /// yet bound.
+    ///
+    /// ```swift
+    /// print(settings.$timeout.explanation!)
+    /// // Network/timeout = 60 (from user: /home/ada/.config/MyApp/settings.plist)
+    /// // ...
+    /// // rules on read: clamp(1...120)
+    /// ```
+    public var explanation: SettingsExplanation? {
+        guard let key = box.key else { return nil }
+        var explanation = box.store.explain(key)
+        explanation.rules = box.ruleNames
+        return explanation
+    }
+
     /// Removes the user's value, so the layers below (or the default in code) show again.
     public func reset() {
         guard let key = box.key else { return }
@@ -91,21 +108,28 @@ extension Setting {
     /// - Parameters:
     ///   - key: the key path (`"Network/timeout"`); omit it to derive the key from the property
     ///     name (first letter capitalised) when the container is bound with ``SettingsStore/bind(_:to:)``.
+    ///   - formerly: the key's earlier names: when `key` has no value, the first of them that
+    ///     has one is read, and moved to `key` for good (see
+    ///     ``SettingsStore/registerRename(of:formerly:)``).
     ///   - defaultValue: the value when no layer has one.
     ///   - store: the store (default: ``SettingsStore/shared``).
     ///   - rules: rules applied on read and write.
     ///   - transformer: how to store the value, instead of the type's own or a registered one.
     ///   - fileID: where the setting is declared (filled in by the compiler), named in diagnostics.
     ///   - line: the line it is declared on (filled in by the compiler).
+    ///
+    /// ```swift
+    /// @Setting("Network/timeout", formerly: ["timeout", "NetTimeout"], default: 30) var timeout: Int
+    /// ```
     @inlinable
     public init(
-        _ key: SettingsKey? = nil, default defaultValue: Value, store: SettingsStore = .shared,
+        _ key: SettingsKey? = nil, formerly: [SettingsKey] = [], default defaultValue: Value, store: SettingsStore = .shared,
         rules: SettingRules<Value> = .init(), transformer: SettingsTransformer<Value>? = nil,
         fileID: String = #fileID, line: Int = #line
     ) where Value: SettingsValue {
         self.init(key, default: defaultValue, store: store, rules: rules,
                   transformer: transformer ?? Value.settingsTransformer, explicit: transformer != nil,
-                  declaredAt: "\(fileID):\(line)")
+                  declaredAt: "\(fileID):\(line)", formerly: formerly)
     }
 
     /// A setting of any type, stored through the transformer you give (Alchemic's per-property
@@ -117,6 +141,7 @@ extension Setting {
     ///
     /// - Parameters:
     ///   - key: the key path, or `nil` to derive it from the property name once bound.
+    ///   - formerly: the key's earlier names (see ``SettingsStore/registerRename(of:formerly:)``).
     ///   - defaultValue: the value when no layer has one.
     ///   - store: the store (default: ``SettingsStore/shared``).
     ///   - rules: rules applied on read and write.
@@ -125,18 +150,19 @@ extension Setting {
     ///   - line: the line it is declared on (filled in by the compiler).
     @inlinable
     public init(
-        _ key: SettingsKey? = nil, default defaultValue: Value, store: SettingsStore = .shared,
+        _ key: SettingsKey? = nil, formerly: [SettingsKey] = [], default defaultValue: Value, store: SettingsStore = .shared,
         rules: SettingRules<Value> = .init(), transformer: SettingsTransformer<Value>,
         fileID: String = #fileID, line: Int = #line
     ) {
         self.init(key, default: defaultValue, store: store, rules: rules, transformer: transformer, explicit: true,
-                  declaredAt: "\(fileID):\(line)")
+                  declaredAt: "\(fileID):\(line)", formerly: formerly)
     }
 
     /// An optional setting of any type, stored through the transformer you give.
     ///
     /// - Parameters:
     ///   - key: the key path, or `nil` to derive it from the property name once bound.
+    ///   - formerly: the key's earlier names (see ``SettingsStore/registerRename(of:formerly:)``).
     ///   - store: the store (default: ``SettingsStore/shared``).
     ///   - rules: rules applied on read and write.
     ///   - transformer: how to store the value.
@@ -145,23 +171,23 @@ extension Setting {
     ///   - line: the line it is declared on (filled in by the compiler).
     @inlinable
     public init<Wrapped: Sendable>(
-        _ key: SettingsKey? = nil, store: SettingsStore = .shared, rules: SettingRules<Wrapped> = .init(),
+        _ key: SettingsKey? = nil, formerly: [SettingsKey] = [], store: SettingsStore = .shared, rules: SettingRules<Wrapped> = .init(),
         transformer: SettingsTransformer<Wrapped>, warnsWhenDefaultIsMissing: Bool = true,
         fileID: String = #fileID, line: Int = #line
     ) where Value == Wrapped? {
         self.init(optional: key, store: store, rules: rules, transformer: transformer, explicit: true,
-                  warns: warnsWhenDefaultIsMissing, declaredAt: "\(fileID):\(line)")
+                  warns: warnsWhenDefaultIsMissing, declaredAt: "\(fileID):\(line)", formerly: formerly)
     }
 
     /// The designated path every non-optional form goes through.
     @inlinable
     init(
         _ key: SettingsKey?, default defaultValue: Value, store: SettingsStore, rules: SettingRules<Value>,
-        transformer: SettingsTransformer<Value>, explicit: Bool, declaredAt: String
+        transformer: SettingsTransformer<Value>, explicit: Bool, declaredAt: String, formerly: [SettingsKey] = []
     ) {
         self.init(box: SettingBox<Value>(
             key: key, store: store, transformer: transformer, explicit: explicit, rules: rules,
-            hasDefaultInCode: true, warnsWhenDefaultIsMissing: false, declaredAt: declaredAt,
+            hasDefaultInCode: true, warnsWhenDefaultIsMissing: false, declaredAt: declaredAt, formerly: formerly,
             wrap: { $0 ?? defaultValue }, unwrap: { $0 }))
     }
 
@@ -174,6 +200,7 @@ extension Setting {
     ///
     /// - Parameters:
     ///   - key: the key path, or `nil` to derive it from the property name once bound.
+    ///   - formerly: the key's earlier names (see ``SettingsStore/registerRename(of:formerly:)``).
     ///   - store: the store (default: ``SettingsStore/shared``).
     ///   - rules: rules applied on read and write (`whenNil(use:)` supplies a value for `nil`).
     ///   - transformer: how to store the value.
@@ -183,23 +210,23 @@ extension Setting {
     ///   - line: the line it is declared on (filled in by the compiler).
     @inlinable
     public init<Wrapped: SettingsValue>(
-        _ key: SettingsKey? = nil, store: SettingsStore = .shared, rules: SettingRules<Wrapped> = .init(),
+        _ key: SettingsKey? = nil, formerly: [SettingsKey] = [], store: SettingsStore = .shared, rules: SettingRules<Wrapped> = .init(),
         transformer: SettingsTransformer<Wrapped>? = nil, warnsWhenDefaultIsMissing: Bool = true,
         fileID: String = #fileID, line: Int = #line
     ) where Value == Wrapped? {
         self.init(optional: key, store: store, rules: rules, transformer: transformer ?? Wrapped.settingsTransformer,
-                  explicit: transformer != nil, warns: warnsWhenDefaultIsMissing, declaredAt: "\(fileID):\(line)")
+                  explicit: transformer != nil, warns: warnsWhenDefaultIsMissing, declaredAt: "\(fileID):\(line)", formerly: formerly)
     }
 
     /// The designated path every optional form goes through.
     @inlinable
     init<Wrapped: Sendable>(
         optional key: SettingsKey?, store: SettingsStore, rules: SettingRules<Wrapped>,
-        transformer: SettingsTransformer<Wrapped>, explicit: Bool, warns: Bool, declaredAt: String
+        transformer: SettingsTransformer<Wrapped>, explicit: Bool, warns: Bool, declaredAt: String, formerly: [SettingsKey] = []
     ) where Value == Wrapped? {
         self.init(box: SettingBox<Value>(
             key: key, store: store, transformer: transformer, explicit: explicit, rules: rules,
-            hasDefaultInCode: false, warnsWhenDefaultIsMissing: warns, declaredAt: declaredAt,
+            hasDefaultInCode: false, warnsWhenDefaultIsMissing: warns, declaredAt: declaredAt, formerly: formerly,
             wrap: { $0 }, unwrap: { $0 }))
     }
 }

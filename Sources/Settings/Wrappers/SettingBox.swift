@@ -104,12 +104,17 @@ final class SettingBox<Value: Sendable>: AnySettingBox {
     /// Whether binding a container may give the box a key derived from the property name.
     @usableFromInline let takesDerivedKey: Bool
     @usableFromInline let declaredAt: String
+    /// The key's earlier names (`formerly:`), declared to the store the box is bound to.
+    @usableFromInline let formerly: [SettingsKey]
+    /// The names of the setting's rules, for ``Setting/explanation``.
+    @usableFromInline let ruleNames: [String]
 
     /// Creates a box with its conversion.
     @inlinable
     init(
         key: SettingsKey?, store: SettingsStore, conversion: Conversion, hasDefaultInCode: Bool,
-        warnsWhenDefaultIsMissing: Bool, takesDerivedKey: Bool = true, declaredAt: String
+        warnsWhenDefaultIsMissing: Bool, takesDerivedKey: Bool = true, declaredAt: String, formerly: [SettingsKey] = [],
+        ruleNames: [String] = []
     ) {
         self.state = Mutex(State(key: key, store: store))
         self.conversion = conversion
@@ -117,6 +122,9 @@ final class SettingBox<Value: Sendable>: AnySettingBox {
         self.warnsWhenDefaultIsMissing = warnsWhenDefaultIsMissing
         self.takesDerivedKey = takesDerivedKey
         self.declaredAt = declaredAt
+        self.formerly = formerly
+        self.ruleNames = ruleNames
+        if let key, !formerly.isEmpty { store.registerRename(of: key, formerly: formerly) }
     }
 
     /// Creates a box for a setting whose store holds `Stored` values.
@@ -131,6 +139,7 @@ final class SettingBox<Value: Sendable>: AnySettingBox {
     convenience init<Stored: Sendable>(
         key: SettingsKey?, store: SettingsStore, transformer: SettingsTransformer<Stored>, explicit: Bool,
         rules: SettingRules<Stored>, hasDefaultInCode: Bool, warnsWhenDefaultIsMissing: Bool, declaredAt: String,
+        formerly: [SettingsKey] = [],
         wrap: @escaping @Sendable (Stored?) -> Value, unwrap: @escaping @Sendable (Value) -> Stored?
     ) {
         // The registry is consulted once per registry version, not once per read or write.
@@ -189,7 +198,8 @@ final class SettingBox<Value: Sendable>: AnySettingBox {
             }
         )
         self.init(key: key, store: store, conversion: conversion, hasDefaultInCode: hasDefaultInCode,
-                  warnsWhenDefaultIsMissing: warnsWhenDefaultIsMissing, declaredAt: declaredAt)
+                  warnsWhenDefaultIsMissing: warnsWhenDefaultIsMissing, declaredAt: declaredAt, formerly: formerly,
+                  ruleNames: rules.rules.map(\.name))
     }
 
     var key: SettingsKey? { state.locked { $0.key } }
@@ -203,7 +213,7 @@ final class SettingBox<Value: Sendable>: AnySettingBox {
     }
 
     func bind(derivedKey: SettingsKey, store: SettingsStore?) {
-        state.locked { s in
+        let (key, bound) = state.locked { s in
             if s.key == nil && takesDerivedKey { s.key = derivedKey }
             if let store, s.store !== store {
                 s.store = store
@@ -211,7 +221,10 @@ final class SettingBox<Value: Sendable>: AnySettingBox {
                 s.cachedStored = nil
                 s.observed = nil
             }
+            return (s.key, s.store)
         }
+        // The store it is bound to learns the key's old names (no lock held: it may move values).
+        if let key, !formerly.isEmpty { bound.registerRename(of: key, formerly: formerly) }
     }
 
     /// The key, or a stop with a message saying how to give one.

@@ -1,0 +1,125 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+public import SettingsPlist
+
+/// Where one key's value comes from: every layer's value, top to bottom, which one wins, the
+/// key's old names and why it has none. Its `description` is the human text (secrets redacted);
+/// ``SettingsPlist/PlistLayerReport/plist`` and ``SettingsPlist/PlistLayerReport/jsonText`` are
+/// for scripts. The `settings explain` tool prints the same report, built from the files.
+public typealias SettingsExplanation = PlistLayerReport
+
+extension SettingsStore {
+    /// Explains where the value of `key` comes from: each layer's value, top to bottom, with its
+    /// source (the argument or environment variable, the override file, the user's file, the
+    /// defaults file or code), which one wins, the key's earlier names, and for a missing key why.
+    ///
+    /// ```swift
+    /// // myapp -Network/timeout 5
+    /// print(store.explain("Network/timeout"))
+    /// // Network/timeout = 5 (from volatile: command-line argument -Network/timeout)
+    /// // * volatile   command-line argument -Network/timeout: 5
+    /// //   overrides  /etc/myapp/overrides.plist: not set
+    /// //   user       /home/ada/.config/myapp/settings.plist: 60
+    /// //   defaults   Defaults.plist: 30
+    /// ```
+    ///
+    /// Reading the explanation takes the store's lock once; it changes nothing.
+    ///
+    /// - Parameter key: the key path.
+    /// - Returns: the explanation.
+    public nonisolated func explain(_ key: SettingsKey) -> SettingsExplanation {
+        let userSource = url?.path ?? "in memory"
+        return withState { s in
+            let formerly = s.sources.formerNames(of: key)
+            let volatileValue = s[.volatile].value(at: key.components)
+            var rows = [PlistLayerReport.Row(
+                layer: "volatile",
+                source: s.sources.volatile[key] ?? (volatileValue == nil ? volatileSourcesText(s.sources) : "set in code"),
+                value: volatileValue)]
+            rows += Self.rows(layer: "overrides", s.sources.overrides, key: key, formerly: formerly, layerValue: s[.overrides].value(at: key.components))
+            let userValue = s[.user].value(at: key.components)
+            rows.append(PlistLayerReport.Row(
+                layer: "user", source: userSource, value: userValue,
+                notes: userValue == nil ? [] : url.flatMap { provenanceLine(forKey: key, inFile: $0.path) }.map { [$0] } ?? []))
+            rows += Self.rows(layer: "defaults", s.sources.defaults, key: key, formerly: formerly, layerValue: s[.defaults].value(at: key.components))
+            let missing = rows.contains { $0.value != nil } ? nil : s.explainMissing(key)
+            return PlistLayerReport(key: key.path, rows: rows, formerly: formerly.map(\.path), missingReason: missing)
+        }
+    }
+
+    /// What can set a volatile value here, for a row that has none.
+    private nonisolated func volatileSourcesText(_ sources: LayerSources) -> String {
+        sources.environmentPrefix.map { "command line, environment (\($0)_...)" } ?? "command line"
+    }
+
+    /// One row per registration that has `key` (under its name or an old one), latest first; one
+    /// row saying there is none when none has it. When code changed the layer after its files,
+    /// the layer's own value leads.
+    private static func rows(
+        layer: String, _ registrations: [LayerSources.Registration], key: SettingsKey, formerly: [SettingsKey], layerValue: PlistValue?
+    ) -> [PlistLayerReport.Row] {
+        var rows: [PlistLayerReport.Row] = []
+        for registration in registrations.reversed() {
+            if let value = registration.values.value(at: key.components) {
+                rows.append(.init(layer: layer, source: registration.path ?? "in code", value: value))
+            } else if let old = formerly.first(where: { registration.values.value(at: $0.components) != nil }),
+                      let value = registration.values.value(at: old.components) {
+                rows.append(.init(layer: layer, source: registration.path ?? "in code", value: value, notes: ["under its old name '\(old.path)'"]))
+            }
+        }
+        guard !rows.isEmpty else {
+            let files = registrations.compactMap(\.path)
+            return [.init(layer: layer, source: files.isEmpty ? "none registered" : files.reversed().joined(separator: ", "), value: layerValue)]
+        }
+        // A dictionary merges with the registrations below it: the layer's merged value wins.
+        if let layerValue, rows[0].value != layerValue { rows[0].value = layerValue }
+        return rows
+    }
+
+    // MARK: The layers manifest
+
+    /// Records a defaults or overrides registration (its file, or code when `path` is `nil`),
+    /// moves values under old names to their new ones, and updates the manifest.
+    nonisolated func recordRegistration(_ layer: SettingsLayer, _ values: PlistDictionary, path: String?) {
+        storage.locked { s in
+            if layer == .overrides {
+                s.sources.overrides.record(values, path: path)
+            } else {
+                s.sources.defaults.record(values, path: path)
+            }
+        }
+        if path != nil { layersManifestChanged() }
+        moveRenamedKeys(in: layer, overwriting: true)
+    }
+
+    /// Writes the `layers.plist` manifest beside a file store's file soon, on the store's own
+    /// thread (never on the caller's: registering a file or a rename does no file work itself).
+    nonisolated func layersManifestChanged() {
+        guard url != nil else { return }
+        executor.schedule(after: .zero) { [weak self] in
+            self?.assumeIsolated { store in store.writeLayersManifest() }
+        }
+    }
+
+    /// Writes the manifest when it differs from the one on disk; a failure is a diagnostic.
+    func writeLayersManifest() {
+        guard let url else { return }
+        let manifest = storage.locked { $0.sources.manifest }
+        do {
+            let target = try PlistFile.target(of: url.path).path
+            guard (try? PlistLayersManifest.read(beside: target)) != manifest else { return }
+            try manifest.write(beside: target)
+        } catch {
+            report(SettingsDiagnostic(.fileError, "\(url.path): cannot write \(PlistLayersManifest.fileName) beside it: \(error)"))
+        }
+    }
+}
+
+/// The provenance line for `key` in the file at `path`: who set it and when.
+// wired to the history helper's PlistProvenance at merge
+private func provenanceLine(forKey key: SettingsKey, inFile path: String) -> String? {
+    nil
+}
