@@ -74,6 +74,7 @@ enum SettingsTool {
         KeysCommand.self, DomainsCommand.self, FindCommand.self, ImportCommand.self, ExportCommand.self,
         PrintCommand.self, ConvertCommand.self, LintCommand.self, ExtractCommand.self, TypeCommand.self,
         InsertCommand.self, ReplaceCommand.self, RemoveCommand.self, CreateCommand.self, DiffCommand.self,
+        HistoryCommand.self, RestoreCommand.self, ResetCommand.self,
     ] }
 
     /// The command called `name`: a switch, so that starting one command instantiates no array
@@ -100,6 +101,9 @@ enum SettingsTool {
         case RemoveCommand.name: RemoveCommand.self
         case CreateCommand.name: CreateCommand.self
         case DiffCommand.name: DiffCommand.self
+        case HistoryCommand.name: HistoryCommand.self
+        case RestoreCommand.name: RestoreCommand.self
+        case ResetCommand.name: ResetCommand.self
         default: nil
         }
     }

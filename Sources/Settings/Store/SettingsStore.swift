@@ -150,6 +150,10 @@ public actor SettingsStore {
     /// Persistence work owned by the store's executor.
     var autosave = AutosaveState()
 
+    /// Provenance of the file's keys and notes of non-write origins (history hook; see
+    /// SettingsFile+History.swift). Never touched by `@Setting` reads or writes.
+    nonisolated let history = StoreHistory()
+
     /// The store's own persistence thread (started by its first job).
     nonisolated let executor = PersistenceExecutor()
 
