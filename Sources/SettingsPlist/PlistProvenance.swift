@@ -285,6 +285,19 @@ public struct PlistProvenanceLog: Hashable, Sendable {
         return changed
     }
 
+    /// The leaves of `contents` whose entry is missing or no longer matches their value: set by
+    /// a writer that records nothing (or before there was a log).
+    ///
+    /// - Parameter contents: the file's contents.
+    /// - Returns: their key paths.
+    public func unrecordedLeaves(in contents: PlistDictionary) -> [[String]] {
+        var out: [[String]] = []
+        Self.forEachLeaf(of: .dictionary(contents), at: []) { path, leaf in
+            if entries[path]?.digest != PlistProvenance.digest(of: leaf) { out.append(path) }
+        }
+        return out
+    }
+
     /// Drops entries for leaves `contents` no longer holds, then the oldest beyond ``maximumEntries``.
     ///
     /// - Parameter contents: the file's contents.

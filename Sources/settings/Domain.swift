@@ -165,9 +165,8 @@ struct Domain {
                 throw .failure(error.inFile(path).description)
             }
         }
-        let history = prepareHistory(target: target, original: before == nil ? nil : original, result: dictionary, bytes: bytes, origin: origin)
+        keepHistory(target: target, original: before == nil ? nil : original, result: dictionary, bytes: bytes, origin: origin)
         try Files.replace(target, with: bytes, new: .ownerOnly)
-        finishHistory(history)
     }
 }
 

@@ -114,52 +114,32 @@ extension Domain {
     }
 
     /// Before the file is replaced (under its lock): keeps the file as it was when a writer that
-    /// records nothing changed it since the newest generation, then the new bytes as a generation.
-    /// Returns what ``finishHistory(_:)`` needs after the replace. A failure is one line on
-    /// standard error: history never stops an edit.
-    func prepareHistory(target: String, original: PlistDictionary?, result: PlistDictionary, bytes: [UInt8],
-                        origin: PlistProvenance.Origin) -> HistoryEdit? {
-        guard keepsHistory(target) else { return nil }
+    /// records nothing changed it since the newest generation, keeps the new bytes as a
+    /// generation, and records who set the changed keys (before the replace, so a program that
+    /// reloads the file finds its provenance; entries are checked against their value's digest,
+    /// so one written for a change that then failed never describes the value left). A failure
+    /// is one line on standard error: history never stops an edit.
+    func keepHistory(target: String, original: PlistDictionary?, result: PlistDictionary, bytes: [UInt8],
+                     origin: PlistProvenance.Origin) {
+        guard keepsHistory(target) else { return }
         let writer = PlistProvenance.thisProcess(origin)
         let original = original ?? PlistDictionary()
+        let changed = PlistProvenanceLog.changedLeaves(from: original, to: result)
         do {
             let newest = try PlistHistory.newest(for: target).flatMap { try? $0.contents() }
             let unrecorded = PlistProvenanceLog.changedLeaves(from: newest ?? PlistDictionary(), to: original)
-            if !unrecorded.isEmpty || newest == nil, !original.isEmpty {
+            if !unrecorded.isEmpty, !original.isEmpty {
                 let old = try PlistValue.dictionary(original).encoded(as: .binary)
                 try PlistHistory.keep(old, changed: unrecorded, by: PlistProvenance(origin: .changedOnDisk, date: writer.date), for: target)
             }
-            let changed = PlistProvenanceLog.changedLeaves(from: original, to: result)
             try PlistHistory.keep(Data(bytes), changed: changed, by: writer, for: target)
-            return HistoryEdit(target: target, writer: writer, changed: changed, unrecorded: unrecorded, original: original, result: result)
+            var log = try PlistProvenanceLog.load(for: target)
+            log.noteUnrecorded(unrecorded, in: original, seenAt: writer.date)
+            log.record(changed, in: result, by: writer)
+            log.prune(to: result)
+            try log.save(for: target)
         } catch {
             Console.error("\(path): its history could not be kept (\(error)); the change is made")
-            return HistoryEdit(target: target, writer: writer, changed: PlistProvenanceLog.changedLeaves(from: original, to: result),
-                               unrecorded: [], original: original, result: result)
         }
     }
-
-    /// After the file was replaced: records who set the changed keys.
-    func finishHistory(_ edit: HistoryEdit?) {
-        guard let edit else { return }
-        do {
-            var log = try PlistProvenanceLog.load(for: edit.target)
-            log.noteUnrecorded(edit.unrecorded, in: edit.original, seenAt: edit.writer.date)
-            log.record(edit.changed, in: edit.result, by: edit.writer)
-            log.prune(to: edit.result)
-            try log.save(for: edit.target)
-        } catch {
-            Console.error("\(path): its provenance could not be recorded (\(error)); the change is made")
-        }
-    }
-}
-
-/// An edit's history, between keeping its generation and recording its provenance.
-struct HistoryEdit {
-    let target: String
-    let writer: PlistProvenance
-    let changed: [[String]]
-    let unrecorded: [[String]]
-    let original: PlistDictionary
-    let result: PlistDictionary
 }

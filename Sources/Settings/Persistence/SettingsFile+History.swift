@@ -71,6 +71,10 @@ extension SettingsFile {
         var seen: [[String]: Date] = [:]
         /// Whether a failure to keep history was reported (once, until it works again).
         var failureReported = false
+        /// Whether the file as loaded was checked against the log (at the first save: values set
+        /// by hand, or by an older library, while this process did not run), and when it was loaded.
+        var verified = false
+        var loadedAt = Date()
     }
 
     /// The log beside `target`, read again only when its file changed since this process last
@@ -85,18 +89,27 @@ extension SettingsFile {
         return log
     }
 
-    /// At a save, before the file is replaced: records leaves others changed without recording it
-    /// (a hand edit: the file as it was is kept as a generation of its own), then keeps the new
-    /// bytes as a generation. Returns the log to finish with ``finishSave(_:merged:changed:target:)``.
+    /// At a save, before the file is replaced (so a process that reloads the new file finds its
+    /// provenance already there): records leaves others changed without recording it (a hand
+    /// edit: the file as it was is kept as a generation of its own), keeps the new bytes as a
+    /// generation, and records this process (or the origin noted) as the setter of `changed`.
+    /// Entries are checked against their value's digest, so an entry written for a save that a
+    /// crash then stopped never describes the value left in the file.
     ///
     /// Failures to keep history never stop the save: they are reported once.
-    mutating func prepareSave(bytes: Data, base: PlistDictionary?, reread: Bool, changed: [SettingsKey],
-                              notes: [[String]: PlistProvenance], target: String) -> PlistProvenanceLog {
+    mutating func prepareSave(bytes: Data, base: PlistDictionary?, reread: Bool, merged: PlistDictionary,
+                              changed: [SettingsKey], notes: [[String]: PlistProvenance], target: String) {
         var log = currentLog(for: target)
         let limits = PlistHistory.Limits(count: options.historyLimit, bytes: options.historyByteBudget)
         var unrecorded = false
         if let base {
             let now = Date()
+            if !historyState.verified {
+                historyState.verified = true
+                for path in log.unrecordedLeaves(in: base) where historyState.seen[path] == nil {
+                    historyState.seen[path] = historyState.loadedAt
+                }
+            }
             if reread {
                 for key in PlistProvenanceLog.changedLeaves(from: contents, to: base) where historyState.seen[key] == nil {
                     historyState.seen[key] = now
@@ -117,14 +130,6 @@ extension SettingsFile {
         keepGeneration { () throws(PlistFile.Failure) in
             try PlistHistory.keep(bytes, changed: changed.map(\.components), by: writer, for: target, limits: limits)
         }
-        return log
-    }
-
-    /// After the file was replaced: records this process as the setter of `changed` (or the
-    /// origin noted for them), drops entries for leaves gone, writes the log and publishes it.
-    mutating func finishSave(_ log: PlistProvenanceLog, merged: PlistDictionary, changed: [SettingsKey],
-                             notes: [[String]: PlistProvenance], target: String) {
-        var log = log
         let me = PlistProvenance.thisProcess(.write)
         var plain: [[String]] = []
         for key in changed {
@@ -141,7 +146,11 @@ extension SettingsFile {
         }
         historyState.log = log
         historyState.logIdentity = try? PlistFile.identity(of: PlistProvenanceLog.path(for: target))
-        history?.publish(log, contents: merged, fileDate: me.date)
+    }
+
+    /// After the file was replaced: publishes the log for ``SettingsStore/provenance(of:)``.
+    func finishSave(merged: PlistDictionary) {
+        history?.publish(historyState.log ?? PlistProvenanceLog(), contents: merged, fileDate: Date())
     }
 
     /// At a reload: leaves changed by others are noted as seen now (recorded at the next save
@@ -158,6 +167,7 @@ extension SettingsFile {
 
     /// At the first load: publishes the log as it is on disk.
     mutating func noteLoad(target: String, fileDate: Date) {
+        historyState.loadedAt = Date()
         history?.publish(currentLog(for: target), contents: contents, fileDate: fileDate)
     }
 

@@ -300,16 +300,15 @@ struct SettingsFile {
             }
             let bytes = try encode(merged, for: target)
             try Self.checkSize(bytes, limit: options.maximumFileSize, for: target)
-            // History and provenance (SettingsFile+History.swift): the generation is kept before
-            // the file is replaced, the provenance recorded after.
+            // History and provenance (SettingsFile+History.swift): kept before the file is replaced.
             let notes = history?.takeNotes() ?? [:]
-            let log = prepareSave(bytes: bytes, base: base, reread: reread, changed: changed, notes: notes, target: target)
+            prepareSave(bytes: bytes, base: base, reread: reread, merged: merged, changed: changed, notes: notes, target: target)
             do {
                 known = try PlistFile.replace(target, with: bytes, permissions: permissions, owner: owner)
             } catch {
                 throw SettingsError(.invalidFile, path: target, detail: "not saved: \(error)")
             }
-            finishSave(log, merged: merged, changed: changed, notes: notes, target: target)
+            finishSave(merged: merged)
             contents = merged
             writes += 1
             return .saved(reconcile(merged))
