@@ -237,16 +237,17 @@ public struct PlistProvenanceLog: Hashable, Sendable {
         try PlistFile.replace(directory + "/" + Self.fileName, with: bytes, permissions: 0o600)
     }
 
-    /// Records `writer` as the setter of every leaf at or below `keys` whose value in `contents`
-    /// its entry does not already describe; leaves gone from `contents` lose their entry.
+    /// Records `writer` as the setter of every leaf at or below `keys` in `contents`; a key gone
+    /// from `contents` loses its entry (entries below it go at the next ``prune(to:)``).
     ///
     /// - Parameters:
     ///   - keys: the key paths written (a dictionary's path records each of its leaves).
     ///   - contents: the file's contents after the write.
     ///   - writer: who wrote them (its digest is filled per leaf).
     public mutating func record(_ keys: [[String]], in contents: PlistDictionary, by writer: PlistProvenance) {
+        // Entries below a key now holding a leaf (or gone) no longer describe anything: ``prune(to:)``
+        // drops them, once for all keys rather than a walk of every entry per key.
         for key in keys {
-            for (path, _) in entries where path.starts(with: key) && path.count > key.count { entries[path] = nil }
             guard let value = Self.value(at: key, in: contents) else {
                 entries[key] = nil
                 continue
