@@ -87,6 +87,21 @@ struct HistoryAndProvenanceTests {
         #expect(log.entries.keys.sorted { $0.lexicographicallyPrecedes($1) } == [["Network", "timeout"]])
     }
 
+    @Test func migrationsAndSyncRecordTheirOrigin() async throws {
+        let dir = try TemporaryDirectory()
+        let store = SettingsStore.file(dir.file(), autosaveDelay: nil, externalChanges: .ignored)
+        store["timeout"] = 30
+        store["untouched"] = 1
+        try await store.flush()
+        try store.migrate(with: SettingsMigrations { m in m.renameKey("timeout", to: "Network/timeout", inVersion: 1) })
+        _ = store.applyToUserLayer([(key: "synced", value: "from elsewhere")], origin: .sync)
+        try await store.flush()
+        #expect(store.provenance(of: "Network/timeout")?.origin == .migration)
+        #expect(store.provenance(of: "synced")?.origin == .sync)
+        #expect(store.provenance(of: "untouched")?.origin == .write)
+        #expect(store.provenance(of: "timeout") == nil)
+    }
+
     @Test func historyIsBoundedAndARestoreIsItselfAGenerationThatCanBeUndone() async throws {
         let dir = try TemporaryDirectory()
         let url = dir.file()
