@@ -37,6 +37,7 @@ GUIDES = [
     "Docs/Observing.md",
     "Docs/Persistence.md",
     "Docs/PropertyLists.md",
+    "Docs/HistoryAndProvenance.md",
 ]
 DECLARATION = re.compile(r"^(?:@\w+(?:\([^)]*\))?\s+)*(?:final\s+)?(struct|enum|class|actor|protocol|func|extension|import)\b")
 PRELUDE_OPEN = "<!-- doc-blocks: prelude"

@@ -72,7 +72,7 @@ extension PlistFile {
     }
 
     /// Refuses a companion directory that is a link, not a directory, another user's, or open to others.
-    private static func checkCompanion(_ path: String, _ s: stat) throws(Failure) -> String {
+    static func checkCompanion(_ path: String, _ s: stat) throws(Failure) -> String {
         let kind = s.st_mode & S_IFMT
         guard kind != S_IFLNK else {
             throw Failure("\(path) is a symbolic link; it is not followed, and nothing is read or written through it", code: EPERM)

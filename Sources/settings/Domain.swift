@@ -125,7 +125,8 @@ struct Domain {
     /// - Parameters:
     ///   - creating: whether a missing file is created (`write`, `import`); otherwise a missing
     ///     domain is an error.
-    func edit(creating: Bool, _ body: (inout PlistDictionary) throws(CLIError) -> Void) throws(CLIError) {
+    ///   - origin: what the file's history and provenance record as the writer (HistoryCommands.swift).
+    func edit(creating: Bool, origin: PlistProvenance.Origin = .tool, _ body: (inout PlistDictionary) throws(CLIError) -> Void) throws(CLIError) {
         // The file a link leads to is edited only when the link rule allows it (the link is
         // the user's own), and the file is refused unless it is a property list: a planted
         // link never makes the tool replace a file that is not one.
@@ -167,6 +168,7 @@ struct Domain {
                 throw .failure(error.inFile(path).description)
             }
         }
+        keepHistory(target: target, original: before == nil ? nil : original, result: dictionary, bytes: bytes, origin: origin)
         try Files.replace(target, with: bytes, new: .ownerOnly)
     }
 }

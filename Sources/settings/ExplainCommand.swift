@@ -63,7 +63,7 @@ enum ExplainCommand: Command {
             rows.append(try row(layer: "overrides", file: file, contents: try Domain.dictionary(Input(file: file).value, path: file), key: key, formerly: formerly))
         }
         var userRow = try row(layer: "user", file: domain.path, contents: try domain.existingContents() ?? [:], key: key, formerly: formerly)
-        if userRow.value != nil, let line = provenanceLine(forKey: key.path, inFile: domain.path) { userRow.notes.append(line) }
+        if userRow.value != nil, let line = provenanceLine(forKey: key.components, inFile: domain.path) { userRow.notes.append(line) }
         rows.append(userRow)
         for file in (manifest?.defaultsFiles ?? []).reversed() {
             rows.append(try row(layer: "defaults", file: file, contents: try Domain.dictionary(Input(file: file).value, path: file), key: key, formerly: formerly))
@@ -152,8 +152,9 @@ enum LayersManifest {
     }
 }
 
-/// The provenance line for `key` in the file at `path`: who set it and when.
-// wired to the history helper's PlistProvenance at merge
-private func provenanceLine(forKey key: String, inFile path: String) -> String? {
-    nil
+/// The provenance line for `key` in the file at `path` (after the link rule): who set it and
+/// when, from the file's provenance log; `nil` when nothing can be said.
+private func provenanceLine(forKey key: [String], inFile path: String) -> String? {
+    guard let target = try? PlistFile.target(of: path).path else { return nil }
+    return (try? PlistProvenanceLog.describe(key: key, inFileAt: target)) ?? nil
 }

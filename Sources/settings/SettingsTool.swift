@@ -76,6 +76,7 @@ enum SettingsTool {
         InsertCommand.self, ReplaceCommand.self, RemoveCommand.self, CreateCommand.self, DiffCommand.self,
         SchemaCommand.self,
         ExplainCommand.self,
+        HistoryCommand.self, RestoreCommand.self, ResetCommand.self,
     ] }
 
     /// The command called `name`: a switch, so that starting one command instantiates no array
@@ -104,6 +105,9 @@ enum SettingsTool {
         case DiffCommand.name: DiffCommand.self
         case SchemaCommand.name: SchemaCommand.self
         case ExplainCommand.name: ExplainCommand.self
+        case HistoryCommand.name: HistoryCommand.self
+        case RestoreCommand.name: RestoreCommand.self
+        case ResetCommand.name: ResetCommand.self
         default: nil
         }
     }

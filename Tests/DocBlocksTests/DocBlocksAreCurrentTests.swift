@@ -7,7 +7,7 @@ struct DocBlocksAreCurrentTests {
     static let root = URL(filePath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
     static let guides = [
         "README.md", "Docs/GettingStarted.md", "Docs/Settings.md", "Docs/TypesAndTransformers.md", "Docs/Migrating.md",
-        "Docs/DefaultsAndLayers.md", "Docs/ModelFiles.md", "Docs/Observing.md", "Docs/Persistence.md", "Docs/PropertyLists.md",
+        "Docs/DefaultsAndLayers.md", "Docs/ModelFiles.md", "Docs/Observing.md", "Docs/Persistence.md", "Docs/PropertyLists.md", "Docs/HistoryAndProvenance.md",
     ]
 
     @Test(arguments: guides)

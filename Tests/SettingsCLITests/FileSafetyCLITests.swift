@@ -46,7 +46,8 @@ struct FileSafetyCLITests {
         #expect(try dir.listing() == [".settings.plist.lock", "settings.plist"])
         let out = try CLI.run(environment: ["XDG_CONFIG_HOME": dir.url.path], "write", "MyApp", "k", "1")
         #expect(out.status == 0, "\(out.stderr)")
-        #expect(try dir.listing("MyApp") == [".settings.plist.lock", "settings.plist"])
+        // An application's domain keeps its lock and its history (the companion directory).
+        #expect(try dir.listing("MyApp") == [".settings.plist.lock", ".settings.plist.meta", "settings.plist"])
     }
 
     // MARK: Links into other people's files

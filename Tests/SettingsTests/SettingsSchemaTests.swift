@@ -132,6 +132,17 @@ struct SettingsSchemaTests {
         #expect(keys.map(\.maximum) == [255, nil, nil, 3])
     }
 
+    @Test func formerNamesAreListedAsXFormerly() {
+        struct Renamed {
+            @Setting("Network/timeout", formerly: ["timeout", "NetTimeout"], default: 30, store: .inMemory()) var timeout: Int
+            @Setting("plain", default: 1, store: .inMemory()) var plain: Int
+        }
+        let schema = SettingsSchema(of: Renamed())
+        #expect(schema.keys.map(\.formerNames) == [["timeout", "NetTimeout"], []])
+        #expect(schema.jsonSchema["properties"]?["Network"]?["properties"]?["timeout"]?["x-formerly"] == ["timeout", "NetTimeout"])
+        #expect(schema.jsonSchema["properties"]?["plain"]?["x-formerly"] == nil)
+    }
+
     @Test func secretDefaultsStayOutOfTheSchema() {
         struct Secrets {
             @Setting("Service/token", default: "s3cr3t", store: .inMemory()) var token: String

@@ -76,6 +76,7 @@ extension SettingsStore {
         for refusal in refused {
             report(SettingsDiagnostic(.writeRefused, key: refusal.key, "\(refusal); this key was not applied"))
         }
+        if let provenance = PlistProvenance.Origin(origin) { history.note(applied, as: provenance) }
         return applied
     }
 }

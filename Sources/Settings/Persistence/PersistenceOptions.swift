@@ -25,6 +25,11 @@ public struct PersistenceOptions: Hashable, Sendable {
     /// How many `settings.plist.corrupt-*` files are kept beside a settings file (the oldest
     /// beyond this are removed).
     public var quarantineLimit: Int
+    /// How many saved versions (generations) of the file are kept in its history (0 keeps none;
+    /// see ``SettingsStore/history()``).
+    public var historyLimit: Int
+    /// The most bytes the file's history may take (the newest generation is always kept).
+    public var historyByteBudget: Int
 
     /// Creates options; every parameter has the default a settings file wants.
     ///
@@ -34,10 +39,15 @@ public struct PersistenceOptions: Hashable, Sendable {
     ///     the limit the `settings` tool keeps too).
     ///   - settleDelay: how long a malformed file must stay as it is before it is moved aside (default 200 ms).
     ///   - quarantineLimit: how many moved-aside files are kept (default 3).
+    ///   - historyLimit: how many generations of the file are kept (default 20; 0 keeps none).
+    ///   - historyByteBudget: the most bytes they may take (default 16 MiB).
     public init(
         lockTimeout: Duration = .seconds(2), maximumFileSize: Int = PlistFile.maximumSize,
-        settleDelay: Duration = .milliseconds(200), quarantineLimit: Int = 3
+        settleDelay: Duration = .milliseconds(200), quarantineLimit: Int = 3,
+        historyLimit: Int = 20, historyByteBudget: Int = 16 << 20
     ) {
+        self.historyLimit = max(0, historyLimit)
+        self.historyByteBudget = max(0, historyByteBudget)
         self.lockTimeout = lockTimeout
         self.maximumFileSize = maximumFileSize
         self.settleDelay = settleDelay

@@ -59,6 +59,10 @@ struct SettingsFile {
     var reloads = 0
     /// Problems to report once no lock is held.
     var diagnostics: [SettingsDiagnostic] = []
+    /// Where provenance is published for the store to read (see SettingsFile+History.swift).
+    var history: StoreHistory?
+    /// The file's provenance log and generations, as this process last saw them.
+    var historyState = HistoryState()
 
     init(url: URL, format: PlistFormat, options: PersistenceOptions) {
         self.url = url
@@ -154,6 +158,7 @@ struct SettingsFile {
             known = identity
             contents = dictionary
             self.format = format
+            noteLoad(target: target.path, fileDate: identity.modificationDate)
             return dictionary
         case .malformed(var problem, let identity):
             problem.append(detail: "using defaults; the file is left as it is until a save would replace it")
@@ -242,6 +247,7 @@ struct SettingsFile {
             PlistFile.removeLeftoverTemporaryFiles(beside: target)
         }
         var base: PlistDictionary? = PlistDictionary()  // a file removed meanwhile: only our changes go back
+        var reread = false  // whether another writer changed the file since this process read or wrote it
         var permissions: UInt32 = 0o600
         var owner: PlistFile.Owner?
         let current: PlistFile.Identity?
@@ -261,6 +267,7 @@ struct SettingsFile {
                     break
                 case .parsed(let dictionary, let format, _):
                     base = dictionary
+                    reread = true
                     self.format = format
                     suspect = nil
                 case .unusable(var problem):
@@ -291,11 +298,15 @@ struct SettingsFile {
             }
             let bytes = try encode(merged, for: target)
             try Self.checkSize(bytes, limit: options.maximumFileSize, for: target)
+            // History and provenance (SettingsFile+History.swift): kept before the file is replaced.
+            let notes = history?.takeNotes() ?? [:]
+            prepareSave(bytes: bytes, base: base, reread: reread, merged: merged, changed: changed, notes: notes, target: target)
             do {
                 known = try PlistFile.replace(target, with: bytes, permissions: permissions, owner: owner)
             } catch {
                 throw SettingsError(.invalidFile, path: target, detail: "not saved: \(error)")
             }
+            finishSave(merged: merged)
             contents = merged
             writes += 1
             return .saved(reconcile(merged))
@@ -458,6 +469,7 @@ struct SettingsFile {
             reloads += 1
             suspect = nil
             let changed = dictionary != contents
+            if changed { noteReload(old: contents, new: dictionary, target: target.path) }
             contents = dictionary
             if loadError != nil, movedAside == nil { loadError = nil }  // fixed by hand
             return changed ? reconcile(dictionary) : nil

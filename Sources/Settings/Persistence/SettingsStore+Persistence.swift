@@ -51,6 +51,7 @@ extension SettingsStore {
     func loadIfNeeded() {
         guard !loaded.load(ordering: .acquiring), var file else { return }
         file.onLockAcquired = { [weak self] in self?.saveSoon() }
+        file.history = history  // provenance published for provenance(of:)
         let values = file.load()
         let diagnostics = file.diagnostics
         file.diagnostics = []

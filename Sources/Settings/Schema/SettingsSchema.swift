@@ -100,7 +100,7 @@ public struct SettingsSchema: Sendable, Equatable {
                 defaultValue: key.isSecret ? nil : facts.defaultValue,
                 minimum: facts.minimum, maximum: facts.maximum, allowedValues: facts.allowedValues,
                 isSecret: key.isSecret,
-                formerNames: []  // formerly: wired at merge
+                formerNames: box.formerly.map(\.path)
             )
         }
     }

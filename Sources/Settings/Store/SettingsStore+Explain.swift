@@ -32,6 +32,7 @@ extension SettingsStore {
     /// - Returns: the explanation.
     public nonisolated func explain(_ key: SettingsKey) -> SettingsExplanation {
         let userSource = url?.path ?? "in memory"
+        let provenanceNote = provenance(of: key)?.summary  // before the lock: it takes it itself
         return withState { s in
             let formerly = s.sources.formerNames(of: key)
             let volatileValue = s[.volatile].value(at: key.components)
@@ -43,7 +44,7 @@ extension SettingsStore {
             let userValue = s[.user].value(at: key.components)
             rows.append(PlistLayerReport.Row(
                 layer: "user", source: userSource, value: userValue,
-                notes: userValue == nil ? [] : url.flatMap { provenanceLine(forKey: key, inFile: $0.path) }.map { [$0] } ?? []))
+                notes: userValue == nil ? [] : provenanceNote.map { [$0] } ?? []))
             rows += Self.rows(layer: "defaults", s.sources.defaults, key: key, formerly: formerly, layerValue: s[.defaults].value(at: key.components))
             let missing = rows.contains { $0.value != nil } ? nil : s.explainMissing(key)
             return PlistLayerReport(key: key.path, rows: rows, formerly: formerly.map(\.path), missingReason: missing)
@@ -116,10 +117,4 @@ extension SettingsStore {
             report(SettingsDiagnostic(.fileError, "\(url.path): cannot write \(PlistLayersManifest.fileName) beside it: \(error)"))
         }
     }
-}
-
-/// The provenance line for `key` in the file at `path`: who set it and when.
-// wired to the history helper's PlistProvenance at merge
-private func provenanceLine(forKey key: SettingsKey, inFile path: String) -> String? {
-    nil
 }

@@ -30,6 +30,7 @@ extension SettingsStore {
         let source = url?.path ?? "in-memory store"
         var failure: SettingsError?
         var from = 0
+        var migrated: [SettingsKey] = []
         replace(.user, origin: .migration) { s in
             var user = s[.user]
             let stored: Int
@@ -58,8 +59,10 @@ extension SettingsStore {
             user.collectDifferingPaths(from: s[.user], prefix: [], into: &changed)
             s.modify(.user) { $0 = user }
             for key in changed { s.markDirtyKeepingAlive(key, store: self) }
+            migrated = changed
         }
         if let failure { throw failure }
+        history.note(migrated, as: .migration)  // provenance: recorded as a migration at the next save
         return from
     }
 }

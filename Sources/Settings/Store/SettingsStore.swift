@@ -155,6 +155,10 @@ public actor SettingsStore {
     /// shared ``inMemoryExecutor`` for an in-memory store.
     nonisolated let executor: PersistenceExecutor
 
+    /// Provenance of the file's keys and notes of non-write origins (see
+    /// SettingsFile+History.swift). Never touched by `@Setting` reads or writes.
+    nonisolated let history = StoreHistory()
+
     /// The executor of every in-memory store: they have nothing to load, save or watch, so
     /// they share one, which starts a thread only if one of them is flushed.
     static let inMemoryExecutor = PersistenceExecutor()

@@ -67,6 +67,17 @@ public struct Setting<Value: Sendable>: Sendable {
         return explanation
     }
 
+    /// Who last set this setting in the user's file, and when (``SettingsStore/provenance(of:)``);
+    /// `nil` when the file holds no value for it. Never read on the value's read path.
+    ///
+    /// ```swift
+    /// settings.$timeout.provenance?.summary   // "set by MyApp pid 4121 at 2026-11-26 10:15:02 UTC"
+    /// ```
+    public var provenance: SettingsProvenance? {
+        guard let key = box.key else { return nil }
+        return box.store.provenance(of: key)
+    }
+
     /// Removes the user's value, so the layers below (or the default in code) show again.
     public func reset() {
         guard let key = box.key else { return }

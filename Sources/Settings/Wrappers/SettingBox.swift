@@ -12,6 +12,8 @@ protocol AnySettingBox: AnyObject, Sendable {
     var typeName: String { get }
     /// What the setting tells a schema (``SettingsSchema``): asked only when one is built.
     var facts: SettingFacts { get }
+    /// The key's earlier names (`formerly:`), newest first.
+    var formerly: [SettingsKey] { get }
     /// Gives a key-less setting its key (and store); a setting with a key keeps it.
     func bind(derivedKey: SettingsKey, store: SettingsStore?)
 }

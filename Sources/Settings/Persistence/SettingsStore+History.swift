@@ -1,0 +1,111 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+public import SettingsPlist
+
+/// Who last set a key of the user's file, and when: its origin (this process's write, another
+/// process, a hand edit seen on disk, a migration, sync, the `settings` tool, a restore), the
+/// executable and pid where known, and the time. See ``SettingsStore/provenance(of:)``.
+public typealias SettingsProvenance = PlistProvenance
+
+/// One saved version of the user's file, from ``SettingsStore/history()``.
+public typealias SettingsGeneration = PlistGeneration
+
+extension SettingsStore {
+    /// Who last set the value at `key` in the user's file, and when.
+    ///
+    /// Recorded at each save, on the store's persistence thread, in `provenance.plist` beside the
+    /// file (in its companion directory `.settings.plist.meta`, so the file stays a plain plist);
+    /// it survives restarts and is bounded to the keys the file holds. Reading it never waits for
+    /// the disk. A value changed by a writer that records nothing (a person with an editor, an
+    /// older version of the library) reads as ``PlistProvenance/Origin/changedOnDisk`` with the
+    /// time it was seen. A key this process changed and has not saved yet reads as this process's
+    /// write, now.
+    ///
+    /// ```swift
+    /// if let who = store.provenance(of: "Network/timeout") {
+    ///     print(who.summary)   // "set by MyApp pid 4121 at 2026-11-26 10:15:02 UTC"
+    /// }
+    /// ```
+    ///
+    /// - Parameter key: the key path (a namespace gives its most recently set leaf).
+    /// - Returns: the provenance, or `nil` when the user's file has no value there (or the store
+    ///   keeps no file).
+    public nonisolated func provenance(of key: SettingsKey) -> SettingsProvenance? {
+        guard persistence != nil else { return nil }
+        ensureLoaded()
+        let unsaved = storage.locked { s in
+            s.dirty.contains { $0.components.starts(with: key.components) || key.components.starts(with: $0.components) }
+                ? s[.user].value(at: key.components) != nil : nil
+        }
+        if let unsaved { return unsaved ? PlistProvenance.thisProcess(.write) : nil }
+        let (log, contents, date) = history.state.locked { ($0.log, $0.contents, $0.fileDate) }
+        return log.provenance(of: key.components, in: contents, fileDate: date)
+    }
+
+    /// The saved versions (generations) of the user's file kept in its history, oldest first:
+    /// each with its number, who saved it and when, the keys it changed, and its contents.
+    ///
+    /// Every save keeps one, up to ``PersistenceOptions/historyLimit`` (default 20) and
+    /// ``PersistenceOptions/historyByteBudget``; the `settings` tool's edits keep one too
+    /// (`settings history DOMAIN` lists them).
+    ///
+    /// ```swift
+    /// for generation in try await store.history() {
+    ///     print(generation.number, generation.writer.summary, generation.changed)
+    /// }
+    /// ```
+    ///
+    /// - Returns: the generations (empty for an in-memory store or a file with no history yet).
+    /// - Throws: ``SettingsError`` (`.invalidFile`) when the history cannot be read safely.
+    public func history() async throws(SettingsError) -> [SettingsGeneration] {
+        guard let file else { return [] }
+        let path = try file.resolved().file.path
+        do {
+            return try PlistHistory.list(for: path)
+        } catch {
+            throw SettingsError(.invalidFile, path: path, detail: "cannot read its history: \(error)")
+        }
+    }
+
+    /// Restores the user's file to generation `number` of its history, or only `keys` of it,
+    /// and saves. The restore is an ordinary save: it is kept as a generation of its own (so it
+    /// can be undone by restoring the one before), its keys are recorded with origin
+    /// ``PlistProvenance/Origin/restore``, and observers see the changed keys at once.
+    ///
+    /// ```swift
+    /// let generations = try await store.history()
+    /// try await store.restore(generations[generations.count - 2].number)   // undo the last save
+    /// try await store.restore(3, keys: ["Network/timeout"])
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - number: the generation's number (``PlistGeneration/number``).
+    ///   - keys: the key paths to restore (a key the generation does not hold is removed);
+    ///     `nil` restores the whole file.
+    /// - Throws: ``SettingsError``: `.invalidFile` when the generation is not kept or does not
+    ///   parse, or as ``flush()`` does.
+    public func restore(_ number: Int, keys: [SettingsKey]? = nil) async throws(SettingsError) {
+        guard let file else { return }
+        try await flush()
+        let path = try file.resolved().file.path
+        let kept: PlistDictionary
+        do {
+            guard let generation = try PlistHistory.generation(number, for: path) else {
+                throw SettingsError(.invalidFile, path: path, detail: "generation \(number) is not kept in its history")
+            }
+            kept = try generation.contents()
+        } catch let error as SettingsError {
+            throw error
+        } catch {
+            throw SettingsError(.invalidFile, path: path, detail: "cannot read generation \(number): \(error)")
+        }
+        let current = storage.locked { $0[.user] }
+        let paths = keys ?? kept.changedLeafPaths(from: current)
+        let applied = applyToUserLayer(paths.map { ($0, kept.value(at: $0.components)) }, origin: .write)
+        history.note(applied, as: .restore)
+        try await flush()
+    }
+}

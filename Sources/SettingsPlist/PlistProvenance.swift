@@ -1,0 +1,420 @@
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
+public import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Who last set a key of a property-list file, and when: one entry of the file's provenance log
+/// (``PlistProvenanceLog``), kept in its companion directory so the file itself stays a plain plist.
+///
+/// ```swift
+/// let line = PlistProvenance.describe(key: ["Network", "timeout"], inFileAt: path)
+/// // "set by MyApp pid 4121 at 2026-11-26 10:15:02 UTC"
+/// ```
+public struct PlistProvenance: Hashable, Sendable {
+    /// What kind of writer set the value.
+    public enum Origin: String, Hashable, Sendable, CaseIterable {
+        /// A program's own write through the Settings library.
+        case write
+        /// Found changed on disk by a writer that records no provenance: a person with an editor,
+        /// another tool, or an older version of the library. The date is when it was seen.
+        case changedOnDisk
+        /// A migration rewrote it.
+        case migration
+        /// A sync integration applied a value written on another device.
+        case sync
+        /// The `settings` command-line tool.
+        case tool
+        /// A restore from the file's history.
+        case restore
+    }
+
+    /// What kind of writer set the value.
+    public var origin: Origin
+    /// The executable's name, where known.
+    public var process: String?
+    /// The process identifier, where known.
+    public var pid: Int?
+    /// When it was set (for ``Origin/changedOnDisk``: when the change was seen).
+    public var date: Date
+    /// The device the value came from (sync), where known.
+    public var device: String?
+    /// A digest of the value as it was set (``PlistProvenance/digest(of:)``): a value whose digest
+    /// no longer matches was changed since by a writer that records nothing.
+    public var digest: UInt64
+
+    /// Creates an entry.
+    ///
+    /// - Parameters:
+    ///   - origin: what kind of writer set the value.
+    ///   - process: the executable's name (`nil`: unknown).
+    ///   - pid: the process identifier (`nil`: unknown).
+    ///   - date: when it was set or seen.
+    ///   - device: the device it came from, for sync.
+    ///   - digest: ``digest(of:)`` of the value set.
+    public init(origin: Origin, process: String? = nil, pid: Int? = nil, date: Date, device: String? = nil, digest: UInt64 = 0) {
+        self.origin = origin
+        self.process = process
+        self.pid = pid
+        self.date = date
+        self.device = device
+        self.digest = digest
+    }
+
+    /// An entry for the running process: its executable name and pid, now.
+    ///
+    /// - Parameters:
+    ///   - origin: what kind of writer this process is.
+    ///   - device: the device a synced value came from.
+    /// - Returns: the entry, with digest 0 (``PlistProvenanceLog/record(_:in:by:)`` fills it).
+    public static func thisProcess(_ origin: Origin, device: String? = nil) -> PlistProvenance {
+        PlistProvenance(origin: origin, process: executableName, pid: Int(getpid()), date: Date(), device: device)
+    }
+
+    /// The running executable's name (the last component of `argv[0]`).
+    public static let executableName: String = {
+        let first = CommandLine.arguments.first ?? "?"
+        return PlistFile.name(of: first)
+    }()
+
+    /// One line for people: "set by MyApp pid 4121 at 2026-11-26 10:15:02 UTC", "changed on disk
+    /// (edited by hand or by a program that records nothing), seen at …", "from device 3F2A via
+    /// sync in MyApp pid 4121 at …".
+    public var summary: String {
+        let when = PlistProvenance.format(date)
+        let who = [process, pid.map { "pid \($0)" }].compactMap { $0 }.joined(separator: " ")
+        let by = who.isEmpty ? "" : " " + who
+        switch origin {
+        case .write: return "set by\(by.isEmpty ? " a program" : by) at \(when)"
+        case .changedOnDisk: return "changed on disk (edited by hand, or by a program that records no provenance), seen at \(when)"
+        case .migration: return "rewritten by a migration in\(by.isEmpty ? " a program" : by) at \(when)"
+        case .sync: return "from \(device.map { "device \($0)" } ?? "another device") via sync\(by.isEmpty ? "" : " in" + by) at \(when)"
+        case .tool: return "set with the settings tool\(pid.map { " (pid \($0))" } ?? "") at \(when)"
+        case .restore: return "restored from history by\(by.isEmpty ? " a program" : by) at \(when)"
+        }
+    }
+
+    /// `2026-11-26 10:15:02 UTC`.
+    static func format(_ date: Date) -> String {
+        var seconds = time_t(date.timeIntervalSince1970.rounded(.down))
+        var parts = tm()
+        gmtime_r(&seconds, &parts)
+        func two(_ n: Int32) -> String { n < 10 ? "0\(n)" : "\(n)" }
+        return "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday)) "
+            + "\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec)) UTC"
+    }
+
+    /// A stable 64-bit digest (FNV-1a) of a value, the same in every process and version: what
+    /// the log keeps instead of the value itself. Walks the value with a stack of its own (no
+    /// recursion on its depth).
+    ///
+    /// - Parameter value: the value.
+    /// - Returns: its digest.
+    public static func digest(of value: PlistValue) -> UInt64 {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        func mix(_ byte: UInt8) {
+            hash ^= UInt64(byte)
+            hash = hash &* 0x0000_0100_0000_01b3
+        }
+        func mix(_ n: UInt64) { for shift in stride(from: 0, to: 64, by: 8) { mix(UInt8(truncatingIfNeeded: n >> UInt64(shift))) } }
+        func mix(_ text: String) {
+            mix(UInt64(text.utf8.count))
+            for byte in text.utf8 { mix(byte) }
+        }
+        var stack: [PlistValue] = [value]
+        while let next = stack.popLast() {
+            switch next {
+            case .string(let s): mix(UInt8(1)); mix(s)
+            case .integer(let i): mix(UInt8(2)); mix(i.description)
+            case .real(let d): mix(UInt8(3)); mix(d.bitPattern)
+            case .bool(let b): mix(UInt8(b ? 4 : 5))
+            case .date(let d): mix(UInt8(6)); mix(d.timeIntervalSinceReferenceDate.bitPattern)
+            case .data(let d): mix(UInt8(7)); mix(UInt64(d.count)); for byte in d { mix(byte) }
+            case .uid(let u): mix(UInt8(8)); mix(u)
+            case .array(let items):
+                mix(UInt8(9)); mix(UInt64(items.count))
+                stack.append(contentsOf: items.reversed())
+            case .dictionary(let dictionary):
+                mix(UInt8(10)); mix(UInt64(dictionary.count))
+                for (key, value) in dictionary.reversed() {
+                    stack.append(value)
+                    stack.append(.string(key))
+                }
+            }
+        }
+        return hash
+    }
+}
+
+/// The provenance log of a property-list file: for each leaf key path of the file (a value that is
+/// not a dictionary), who last set it. Kept as `provenance.plist` (binary, owner-only) in the file's
+/// companion directory (``PlistFile/companionDirectory(for:)``), written only under the file's lock.
+///
+/// Bounded: entries are kept only for leaves the file holds (``prune(to:)``), at most
+/// ``maximumEntries`` of them (the oldest go first).
+///
+/// ```swift
+/// var log = try PlistProvenanceLog.load(for: target)
+/// log.record([["volume"]], in: newContents, by: .thisProcess(.tool))
+/// try log.save(for: target)
+/// ```
+public struct PlistProvenanceLog: Hashable, Sendable {
+    /// The log's file name in the companion directory.
+    public static let fileName = "provenance.plist"
+    /// The most entries kept.
+    public static let maximumEntries = 10_000
+    /// The largest log read, in bytes.
+    public static let maximumSize = 4 << 20
+
+    /// Who last set each leaf key path.
+    public var entries: [[String]: PlistProvenance]
+
+    /// An empty log.
+    public init() { entries = [:] }
+
+    /// The log's path beside `target`.
+    ///
+    /// - Parameter target: the settings file (after the link rule).
+    /// - Returns: `.NAME.meta/provenance.plist` beside it.
+    public static func path(for target: String) -> String {
+        PlistFile.companionDirectory(for: target) + "/" + fileName
+    }
+
+    /// The log kept beside `target`: empty when there is none. A log that cannot be parsed is
+    /// treated as empty (it is rewritten at the next save; provenance is a record, never data).
+    ///
+    /// - Parameter target: the settings file (after the link rule).
+    /// - Returns: the log.
+    /// - Throws: ``PlistFile/Failure`` for an unsafe companion directory or an unreadable log.
+    public static func load(for target: String) throws(PlistFile.Failure) -> PlistProvenanceLog {
+        guard let directory = try PlistFile.existingCompanionDirectory(for: target),
+              let contents = try PlistFile.read(directory + "/" + fileName, limit: maximumSize, followingLinks: false),
+              let value = try? PlistValue(decoding: contents.bytes),
+              case .dictionary(let root) = value, case .dictionary(let keys)? = root["keys"] else {
+            return PlistProvenanceLog()
+        }
+        var log = PlistProvenanceLog()
+        for (path, entry) in keys {
+            guard case .dictionary(let e) = entry, let raw = e["origin"]?.stringValue,
+                  let origin = PlistProvenance.Origin(rawValue: raw), let date = e["date"]?.dateValue else { continue }
+            let digest: UInt64 = switch e["digest"] { case .integer(let i)?: UInt64(i.description) ?? 0; default: 0 }
+            log.entries[EscapedPath.split(path, separator: "/")] = PlistProvenance(
+                origin: origin, process: e["process"]?.stringValue, pid: e["pid"]?.intValue, date: date,
+                device: e["device"]?.stringValue, digest: digest)
+        }
+        return log
+    }
+
+    /// Writes the log beside `target` (atomically, owner-only), creating the companion directory.
+    ///
+    /// - Parameter target: the settings file (after the link rule).
+    /// - Throws: ``PlistFile/Failure`` when it cannot be written.
+    public func save(for target: String) throws(PlistFile.Failure) {
+        var keys = PlistDictionary(minimumCapacity: entries.count)
+        for (path, entry) in entries.sorted(by: { $0.key.lexicographicallyPrecedes($1.key) }) {
+            var e: PlistDictionary = ["origin": .string(entry.origin.rawValue), "date": .date(entry.date),
+                                      "digest": .integer(PlistInteger(entry.digest))]
+            if let process = entry.process { e["process"] = .string(process) }
+            if let pid = entry.pid { e["pid"] = .integer(PlistInteger(Int64(pid))) }
+            if let device = entry.device { e["device"] = .string(device) }
+            keys[path.map { EscapedPath.escape($0, separator: "/") }.joined(separator: "/")] = .dictionary(e)
+        }
+        let root: PlistDictionary = ["version": 1, "keys": .dictionary(keys)]
+        let bytes: [UInt8]
+        do {
+            bytes = try PlistValue.dictionary(root).encodedBytes(as: .binary)
+        } catch {
+            throw PlistFile.Failure("cannot encode the provenance log: \(error)", code: EINVAL)
+        }
+        let directory = try PlistFile.makeCompanionDirectory(for: target)
+        try PlistFile.replace(directory + "/" + Self.fileName, with: bytes, permissions: 0o600)
+    }
+
+    /// Records `writer` as the setter of every leaf at or below `keys` in `contents`; a key gone
+    /// from `contents` loses its entry (entries below it go at the next ``prune(to:)``).
+    ///
+    /// - Parameters:
+    ///   - keys: the key paths written (a dictionary's path records each of its leaves).
+    ///   - contents: the file's contents after the write.
+    ///   - writer: who wrote them (its digest is filled per leaf).
+    public mutating func record(_ keys: [[String]], in contents: PlistDictionary, by writer: PlistProvenance) {
+        // Entries below a key now holding a leaf (or gone) no longer describe anything: ``prune(to:)``
+        // drops them, once for all keys rather than a walk of every entry per key.
+        for key in keys {
+            guard let value = Self.value(at: key, in: contents) else {
+                entries[key] = nil
+                continue
+            }
+            Self.forEachLeaf(of: value, at: key) { path, leaf in
+                var entry = writer
+                entry.digest = PlistProvenance.digest(of: leaf)
+                entries[path] = entry
+            }
+        }
+    }
+
+    /// Records `seen` (``PlistProvenance/Origin/changedOnDisk``) for every leaf at `keys` (leaves
+    /// that changed on disk) whose entry is missing or no longer matches its value.
+    ///
+    /// - Parameters:
+    ///   - keys: leaf key paths found changed.
+    ///   - contents: the file's contents now.
+    ///   - date: when the change was seen.
+    /// - Returns: whether an entry changed.
+    @discardableResult
+    public mutating func noteUnrecorded(_ keys: [[String]], in contents: PlistDictionary, seenAt date: Date) -> Bool {
+        var changed = false
+        for key in keys {
+            guard let value = Self.value(at: key, in: contents) else {
+                if entries.removeValue(forKey: key) != nil { changed = true }
+                continue
+            }
+            Self.forEachLeaf(of: value, at: key) { path, leaf in
+                let digest = PlistProvenance.digest(of: leaf)
+                guard entries[path]?.digest != digest else { return }
+                entries[path] = PlistProvenance(origin: .changedOnDisk, date: date, digest: digest)
+                changed = true
+            }
+        }
+        return changed
+    }
+
+    /// The leaves of `contents` whose entry is missing or no longer matches their value: set by
+    /// a writer that records nothing (or before there was a log).
+    ///
+    /// - Parameter contents: the file's contents.
+    /// - Returns: their key paths.
+    public func unrecordedLeaves(in contents: PlistDictionary) -> [[String]] {
+        var out: [[String]] = []
+        Self.forEachLeaf(of: .dictionary(contents), at: []) { path, leaf in
+            if entries[path]?.digest != PlistProvenance.digest(of: leaf) { out.append(path) }
+        }
+        return out
+    }
+
+    /// Drops entries for leaves `contents` no longer holds, then the oldest beyond ``maximumEntries``.
+    ///
+    /// - Parameter contents: the file's contents.
+    public mutating func prune(to contents: PlistDictionary) {
+        for path in entries.keys {
+            switch Self.value(at: path, in: contents) {
+            case nil, .dictionary?: entries[path] = nil
+            default: break
+            }
+        }
+        if entries.count > Self.maximumEntries {
+            let oldest = entries.sorted { $0.value.date < $1.value.date }.prefix(entries.count - Self.maximumEntries)
+            for (path, _) in oldest { entries[path] = nil }
+        }
+    }
+
+    /// Who last set the value at `key` in `contents`: for a leaf, its entry; for a dictionary,
+    /// the most recent entry of its leaves. A leaf with no entry, or whose entry no longer
+    /// matches it, was changed by a writer that records nothing: it is reported as
+    /// ``PlistProvenance/Origin/changedOnDisk`` seen at `fileDate` (when the file last changed).
+    ///
+    /// - Parameters:
+    ///   - key: the key path.
+    ///   - contents: the file's contents.
+    ///   - fileDate: the file's modification time.
+    /// - Returns: the provenance, or `nil` when `contents` has no value at `key`.
+    public func provenance(of key: [String], in contents: PlistDictionary, fileDate: Date) -> PlistProvenance? {
+        guard let value = Self.value(at: key, in: contents) else { return nil }
+        var newest: PlistProvenance?
+        Self.forEachLeaf(of: value, at: key) { path, leaf in
+            let digest = PlistProvenance.digest(of: leaf)
+            let found = entries[path].flatMap { $0.digest == digest ? $0 : nil }
+                ?? PlistProvenance(origin: .changedOnDisk, date: fileDate, digest: digest)
+            if newest == nil || found.date > newest!.date { newest = found }
+        }
+        return newest
+    }
+
+    /// The line `settings explain` shows for `key` of the file at `target`: its provenance
+    /// (``PlistProvenance/summary``), or `nil` when the file has no value there. The one function
+    /// that renders provenance from the companion directory.
+    ///
+    /// ```swift
+    /// PlistProvenanceLog.describe(key: ["Network", "timeout"], inFileAt: target)
+    /// // "set by MyApp pid 4121 at 2026-11-26 10:15:02 UTC"
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - key: the key path's components.
+    ///   - target: the settings file (after the link rule).
+    /// - Returns: the line, or `nil`.
+    /// - Throws: ``PlistFile/Failure`` when the file or its companion directory cannot be read.
+    public static func describe(key: [String], inFileAt target: String) throws(PlistFile.Failure) -> String? {
+        guard let contents = try PlistFile.read(target, followingLinks: false),
+              case .dictionary(let dictionary)? = try? PlistValue(decoding: contents.bytes) else { return nil }
+        return try load(for: target).provenance(of: key, in: dictionary, fileDate: contents.identity.modificationDate)?.summary
+    }
+
+    /// The leaf key paths (values that are not dictionaries) added, removed or changed from
+    /// `old` to `new`, walked with a stack of its own (no recursion on depth).
+    ///
+    /// ```swift
+    /// PlistProvenanceLog.changedLeaves(from: ["a": 1, "n": ["b": 2]], to: ["n": ["b": 3]])   // [["a"], ["n", "b"]]
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - old: the dictionary before.
+    ///   - new: the dictionary after.
+    /// - Returns: the changed leaves' key paths.
+    public static func changedLeaves(from old: PlistDictionary, to new: PlistDictionary) -> [[String]] {
+        var out: [[String]] = []
+        var stack: [([String], PlistValue?, PlistValue?)] = [([], .dictionary(old), .dictionary(new))]
+        while let (path, a, b) = stack.popLast() {
+            if a == b { continue }
+            if case .dictionary(let x)? = a, case .dictionary(let y)? = b {
+                for (k, v) in y { stack.append((path + [k], x[k], v)) }
+                for (k, v) in x where y[k] == nil { stack.append((path + [k], v, nil)) }
+                continue
+            }
+            for side in [a, b] {
+                guard let side else { continue }
+                forEachLeaf(of: side, at: path) { p, _ in out.append(p) }
+            }
+        }
+        var seen = Set<[String]>()
+        return out.filter { seen.insert($0).inserted }
+    }
+
+    /// The value at a key path (an empty path is nothing).
+    static func value(at path: [String], in contents: PlistDictionary) -> PlistValue? {
+        guard !path.isEmpty else { return nil }
+        var current = PlistValue.dictionary(contents)
+        for component in path {
+            guard case .dictionary(let d) = current, let next = d[component] else { return nil }
+            current = next
+        }
+        return current
+    }
+
+    /// Calls `body` for each leaf (a value that is not a dictionary) at or below `path`, with a
+    /// stack of its own (no recursion on depth). Empty dictionaries have no leaves.
+    static func forEachLeaf(of value: PlistValue, at path: [String], _ body: ([String], PlistValue) -> Void) {
+        var stack: [([String], PlistValue)] = [(path, value)]
+        while let (p, v) = stack.popLast() {
+            if case .dictionary(let d) = v {
+                for (k, child) in d { stack.append((p + [k], child)) }
+            } else {
+                body(p, v)
+            }
+        }
+    }
+}
+
+extension PlistFile.Identity {
+    /// The file's modification time as a date.
+    public var modificationDate: Date {
+        Date(timeIntervalSince1970: Double(modifiedSeconds) + Double(modifiedNanoseconds) / 1e9)
+    }
+}

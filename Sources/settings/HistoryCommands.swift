@@ -1,0 +1,145 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import SettingsPlist
+
+/// `settings history DOMAIN`: the saved versions of a domain's file.
+enum HistoryCommand: Command {
+    static let name = "history"
+    static let summary = "list the saved versions (generations) of a domain"
+    static let usage = """
+        usage: settings history DOMAIN
+
+        Lists the generations kept of the domain's file, oldest first: number, who saved it and
+        when, and the keys that save changed. Programs using the Settings library keep one at each
+        save (20 by default), and every change made with this tool keeps one too.
+        'settings restore DOMAIN GENERATION' brings one back.
+        """
+
+    static func run(_ arguments: [String]) throws(CLIError) {
+        let positional = try plainArguments(arguments, command: name)
+        guard positional.count == 1 else { throw .usage("history: expected DOMAIN") }
+        let domain = try Domain(positional[0])
+        let target = try Files.target(of: domain.path).path
+        let generations: [PlistGeneration]
+        do {
+            generations = try PlistHistory.list(for: target)
+        } catch {
+            throw .failure("\(domain.path): cannot read its history: \(error)")
+        }
+        guard !generations.isEmpty else {
+            if try domain.existingContents() == nil { throw domain.missing }
+            Console.print("\(domain.path): no history kept yet")
+            return
+        }
+        for generation in generations {
+            let keys = generation.changed.map { KeyPath(components: $0).path }
+            let shown = keys.count > 8 ? keys.prefix(8).joined(separator: ", ") + ", … (\(keys.count) keys)" : keys.joined(separator: ", ")
+            Console.print("\(generation.number)\t\(generation.writer.summary)\t\(shown.isEmpty ? "(no keys)" : shown)")
+        }
+    }
+}
+
+/// `settings restore DOMAIN GENERATION [KEY…]`: brings back a saved version, or some keys of it.
+enum RestoreCommand: Command {
+    static let name = "restore"
+    static let summary = "restore a domain, or some keys, from its history"
+    static let usage = """
+        usage: settings restore DOMAIN GENERATION [KEY...]
+
+        Restores the domain's file to GENERATION (a number from 'settings history'), or only the
+        KEYs given (key paths; a KEY the generation does not hold is removed). The file is changed
+        under the library's lock like any write, a running program sees the change at once, and
+        the restore is itself kept as a generation, so it can be undone.
+        Exits 1 when the domain or the generation does not exist.
+        """
+
+    static func run(_ arguments: [String]) throws(CLIError) {
+        let positional = try plainArguments(arguments, command: name)
+        guard positional.count >= 2 else { throw .usage("restore: expected DOMAIN GENERATION [KEY...]") }
+        let domain = try Domain(positional[0])
+        guard let number = Int(positional[1]), number > 0 else {
+            throw .usage("restore: GENERATION must be a number from 'settings history' (got '\(positional[1])')")
+        }
+        let keys = try positional.dropFirst(2).map { text throws(CLIError) in try KeyPath(text) }
+        let target = try Files.target(of: domain.path).path
+        let kept: PlistDictionary
+        do {
+            guard let generation = try PlistHistory.generation(number, for: target) else {
+                throw CLIError.failure("\(domain.path): generation \(number) is not kept in its history (see 'settings history \(domain.argument)')")
+            }
+            kept = try generation.contents()
+        } catch let error as CLIError {
+            throw error
+        } catch {
+            throw .failure("\(domain.path): cannot read generation \(number): \(error)")
+        }
+        try domain.edit(creating: true, origin: .restore) { contents throws(CLIError) in
+            guard !keys.isEmpty else {
+                contents = kept
+                return
+            }
+            for key in keys { try contents.setValue(kept.value(at: key), at: key) }
+        }
+    }
+}
+
+/// `settings reset DOMAIN`: removes every user value, after keeping a generation.
+enum ResetCommand: Command {
+    static let name = "reset"
+    static let summary = "remove every value of a domain, keeping it in history"
+    static let usage = """
+        usage: settings reset DOMAIN
+
+        Removes every value of the domain (the file stays, empty), after keeping its current
+        contents as a generation: 'settings restore DOMAIN GENERATION' brings them back.
+        Exits 1 when the domain does not exist.
+        """
+
+    static func run(_ arguments: [String]) throws(CLIError) {
+        let positional = try plainArguments(arguments, command: name)
+        guard positional.count == 1 else { throw .usage("reset: expected DOMAIN") }
+        try Domain(positional[0]).edit(creating: false) { contents in contents = PlistDictionary() }
+    }
+}
+
+extension Domain {
+    /// Whether edits keep history and provenance: always for an application's domain, and for a
+    /// plain file only when a program already keeps them beside it (nothing is created beside a
+    /// file in the user's project).
+    func keepsHistory(_ target: String) -> Bool {
+        isApplication || (try? PlistFile.existingCompanionDirectory(for: target)) != nil
+    }
+
+    /// Before the file is replaced (under its lock): keeps the file as it was when a writer that
+    /// records nothing changed it since the newest generation, keeps the new bytes as a
+    /// generation, and records who set the changed keys (before the replace, so a program that
+    /// reloads the file finds its provenance; entries are checked against their value's digest,
+    /// so one written for a change that then failed never describes the value left). A failure
+    /// is one line on standard error: history never stops an edit.
+    func keepHistory(target: String, original: PlistDictionary?, result: PlistDictionary, bytes: [UInt8],
+                     origin: PlistProvenance.Origin) {
+        guard keepsHistory(target) else { return }
+        let writer = PlistProvenance.thisProcess(origin)
+        let original = original ?? PlistDictionary()
+        let changed = PlistProvenanceLog.changedLeaves(from: original, to: result)
+        do {
+            let newest = try PlistHistory.newest(for: target).flatMap { try? $0.contents() }
+            let unrecorded = PlistProvenanceLog.changedLeaves(from: newest ?? PlistDictionary(), to: original)
+            if !unrecorded.isEmpty, !original.isEmpty {
+                let old = try PlistValue.dictionary(original).encoded(as: .binary)
+                try PlistHistory.keep(old, changed: unrecorded, by: PlistProvenance(origin: .changedOnDisk, date: writer.date), for: target)
+            }
+            try PlistHistory.keep(Data(bytes), changed: changed, by: writer, for: target)
+            var log = try PlistProvenanceLog.load(for: target)
+            log.noteUnrecorded(unrecorded, in: original, seenAt: writer.date)
+            log.record(changed, in: result, by: writer)
+            log.prune(to: result)
+            try log.save(for: target)
+        } catch {
+            Console.error("\(path): its history could not be kept (\(error)); the change is made")
+        }
+    }
+}
