@@ -30,7 +30,7 @@ struct SchemaCLITests {
         let env = ["XDG_CONFIG_HOME": dir.url.path]
         #expect(try CLI.run(environment: env, "write", "App", "Network/timeout", "30").status == 0)
         let meta = dir.url.appending(path: "App/.settings.plist.meta")
-        try FileManager.default.createDirectory(at: meta, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
+        try FileManager.default.createDirectory(at: meta, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])  // the write above made it (history)
         try Data(Self.schema.utf8).write(to: meta.appending(path: "schema.json"))
         return env
     }
