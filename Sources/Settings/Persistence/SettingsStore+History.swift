@@ -20,7 +20,7 @@ extension SettingsStore {
     /// file (in its companion directory `.settings.plist.meta`, so the file stays a plain plist);
     /// it survives restarts and is bounded to the keys the file holds. Reading it never waits for
     /// the disk. A value changed by a writer that records nothing (a person with an editor, an
-    /// older version of the library) reads as ``PlistProvenance/Origin/changedOnDisk`` with the
+    /// older version of the library) reads as `PlistProvenance.Origin.changedOnDisk` with the
     /// time it was seen. A key this process changed and has not saved yet reads as this process's
     /// write, now.
     ///
@@ -73,7 +73,7 @@ extension SettingsStore {
     /// Restores the user's file to generation `number` of its history, or only `keys` of it,
     /// and saves. The restore is an ordinary save: it is kept as a generation of its own (so it
     /// can be undone by restoring the one before), its keys are recorded with origin
-    /// ``PlistProvenance/Origin/restore``, and observers see the changed keys at once.
+    /// `PlistProvenance.Origin.restore`, and observers see the changed keys at once.
     ///
     /// ```swift
     /// let generations = try await store.history()
@@ -82,7 +82,7 @@ extension SettingsStore {
     /// ```
     ///
     /// - Parameters:
-    ///   - number: the generation's number (``PlistGeneration/number``).
+    ///   - number: the generation's number (`PlistGeneration.number`).
     ///   - keys: the key paths to restore (a key the generation does not hold is removed);
     ///     `nil` restores the whole file.
     /// - Throws: ``SettingsError``: `.invalidFile` when the generation is not kept or does not

@@ -194,7 +194,7 @@ extension SettingsStore {
         return true
     }
 
-    /// `A__B__C` -> `["A", "B", "C"]` (see ``SettingsPlist/EnvironmentName/components(_:)``).
+    /// `A__B__C` -> `["A", "B", "C"]` (see `EnvironmentName.components(_:)`).
     static func splitEnvironmentName(_ name: Substring) -> [String] {
         EnvironmentName.components(name)
     }

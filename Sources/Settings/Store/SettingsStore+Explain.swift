@@ -7,7 +7,7 @@ public import SettingsPlist
 
 /// Where one key's value comes from: every layer's value, top to bottom, which one wins, the
 /// key's old names and why it has none. Its `description` is the human text (secrets redacted);
-/// ``SettingsPlist/PlistLayerReport/plist`` and ``SettingsPlist/PlistLayerReport/jsonText`` are
+/// `PlistLayerReport.plist` and `PlistLayerReport.jsonText` are
 /// for scripts. The `settings explain` tool prints the same report, built from the files.
 public typealias SettingsExplanation = PlistLayerReport
 
