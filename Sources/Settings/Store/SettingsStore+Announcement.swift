@@ -61,6 +61,7 @@ extension SettingsStore {
     ///   - origin: what the change is announced as.
     ///   - edit: changes the state under the lock, keeping what the ``Audience`` needs.
     /// - Returns: what to ``deliver(_:)`` once no lock is held, or `nil` when nothing changed.
+    @inline(__always)  // one write path, without a copy of its result on the way (the single-key write is the hot path)
     nonisolated func commit(_ layer: SettingsLayer, origin: SettingsChange.Origin, _ edit: (inout State, Audience) -> Edit) -> Announcement? {
         let announcement = withState { s -> Announcement? in
             let audience = Audience(observing: observers.isActive, tracking: !s.tracked.isEmpty,
@@ -107,7 +108,8 @@ extension SettingsStore {
 
     /// Delivers a change, with no lock held: schedules the autosave it asks for, tells the
     /// Observation framework, then the observers, then the user-layer observers.
-    nonisolated func deliver(_ announcement: Announcement?) {
+    @inline(__always)
+    nonisolated func deliver(_ announcement: consuming Announcement?) {
         guard let announcement else { return }
         if announcement.save { scheduleSave() }
         announce(announcement.keyPaths)
