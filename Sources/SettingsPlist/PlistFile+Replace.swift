@@ -37,17 +37,22 @@ extension PlistFile {
     ///   - permissions: its permission bits (`& 0o777` is applied).
     ///   - owner: its owner and group, kept when the process may give them (root, or a member of
     ///     the group); `nil` leaves the writer's.
+    ///   - durable: `false` skips the two flushes to disk (file and directory): the replacement
+    ///     is still atomic for every reader, but a power loss may take it back. For what can be
+    ///     lost without harm (a settings file's history and provenance), never the settings file.
     /// - Returns: the identity of the new file.
     /// - Throws: ``Failure`` naming the step that failed.
     @discardableResult
-    public static func replace(_ path: String, with bytes: [UInt8], permissions: UInt32, owner: Owner? = nil) throws(Failure) -> Identity {
+    public static func replace(
+        _ path: String, with bytes: [UInt8], permissions: UInt32, owner: Owner? = nil, durable: Bool = true
+    ) throws(Failure) -> Identity {
         try bytes.withUnsafeBytes { raw in
-            Result { () throws(Failure) in try replace(path, raw, permissions: permissions, owner: owner) }
+            Result { () throws(Failure) in try replace(path, raw, permissions: permissions, owner: owner, durable: durable) }
         }.get()
     }
 
     /// Replaces the file at `path` with `data`, durably and atomically: see
-    /// ``replace(_:with:permissions:owner:)-(_,[UInt8],_,_)``.
+    /// ``replace(_:with:permissions:owner:durable:)-(_,[UInt8],_,_,_)``.
     ///
     /// ```swift
     /// try PlistFile.replace(path, with: try value.encoded(as: .binary), permissions: 0o600)
@@ -58,16 +63,21 @@ extension PlistFile {
     ///   - data: its new contents.
     ///   - permissions: its permission bits (`& 0o777` is applied).
     ///   - owner: its owner and group, kept when the process may give them; `nil` leaves the writer's.
+    ///   - durable: `false` skips the flushes to disk (see the other form).
     /// - Returns: the identity of the new file.
     /// - Throws: ``Failure`` naming the step that failed.
     @discardableResult
-    public static func replace(_ path: String, with data: Data, permissions: UInt32, owner: Owner? = nil) throws(Failure) -> Identity {
+    public static func replace(
+        _ path: String, with data: Data, permissions: UInt32, owner: Owner? = nil, durable: Bool = true
+    ) throws(Failure) -> Identity {
         try data.withUnsafeBytes { raw in
-            Result { () throws(Failure) in try replace(path, raw, permissions: permissions, owner: owner) }
+            Result { () throws(Failure) in try replace(path, raw, permissions: permissions, owner: owner, durable: durable) }
         }.get()
     }
 
-    private static func replace(_ path: String, _ bytes: UnsafeRawBufferPointer, permissions: UInt32, owner: Owner?) throws(Failure) -> Identity {
+    private static func replace(
+        _ path: String, _ bytes: UnsafeRawBufferPointer, permissions: UInt32, owner: Owner?, durable: Bool
+    ) throws(Failure) -> Identity {
         let directory = directory(of: path)
         let mode = mode_t(permissions & 0o777)
         var temporary = ""
@@ -88,7 +98,7 @@ extension PlistFile {
             }
             guard fchmod(fd, mode) == 0 else { throw Failure("cannot set the file's permissions") }
             try writeAll(fd, bytes)
-            guard fsync(fd) == 0 else { throw Failure("cannot flush the file to disk") }
+            guard !durable || fsync(fd) == 0 else { throw Failure("cannot flush the file to disk") }
             var s = stat()
             guard fstat(fd, &s) == 0 else { throw Failure("cannot examine the file") }
             identity = Identity(s)
@@ -101,11 +111,11 @@ extension PlistFile {
             unlink(temporary)
             throw failure
         }
-        syncDirectory(directory)
+        if durable { syncDirectory(directory) }
         return identity
     }
 
-    /// The start of the names of ``replace(_:with:permissions:owner:)-(_,[UInt8],_,_)``'s
+    /// The start of the names of ``replace(_:with:permissions:owner:durable:)-(_,[UInt8],_,_,_)``'s
     /// temporary files beside `path`: `.NAME.tmp-`. They exist only while a writer holds the
     /// file's lock; any seen by a lock holder were left by a writer killed mid-save (see
     /// ``removeLeftoverTemporaryFiles(beside:)``).

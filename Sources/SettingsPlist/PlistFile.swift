@@ -13,7 +13,7 @@ import Synchronization
 ///
 /// - ``read(_:limit:followingLinks:)`` reads a whole regular file, refusing anything else (a FIFO,
 ///   a device, a directory) without blocking and anything over ``maximumSize`` before allocating.
-/// - ``replace(_:with:permissions:owner:)-(_,[UInt8],_,_)`` replaces a file durably and atomically: an
+/// - ``replace(_:with:permissions:owner:durable:)-(_,[UInt8],_,_,_)`` replaces a file durably and atomically: an
 ///   unpredictable temporary file created `O_CREAT|O_EXCL|O_NOFOLLOW` beside it, flushed, given
 ///   the old file's mode and owner, renamed over it, and the directory flushed.
 /// - ``target(of:)`` applies the link rule: which symbolic links are followed (see

@@ -116,7 +116,7 @@ public enum PlistHistory {
         }
         let path = directory + "/\(number).plist"
         PlistFile.removeLeftoverTemporaryFiles(beside: path)  // from a writer killed while keeping this number
-        try PlistFile.replace(path, with: encoded, permissions: 0o600)
+        try PlistFile.replace(path, with: encoded, permissions: 0o600, durable: false)  // history may be lost to a power cut; the settings file may not
         prune(directory, numbers: existing + [number], newest: encoded.count, limits: limits)
         return number
     }

@@ -234,7 +234,7 @@ public struct PlistProvenanceLog: Hashable, Sendable {
             throw PlistFile.Failure("cannot encode the provenance log: \(error)", code: EINVAL)
         }
         let directory = try PlistFile.makeCompanionDirectory(for: target)
-        try PlistFile.replace(directory + "/" + Self.fileName, with: bytes, permissions: 0o600)
+        try PlistFile.replace(directory + "/" + Self.fileName, with: bytes, permissions: 0o600, durable: false)  // digests make a lost log harmless
     }
 
     /// Records `writer` as the setter of every leaf at or below `keys` in `contents`; a key gone

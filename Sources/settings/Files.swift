@@ -80,7 +80,7 @@ enum Files {
     }
 
     /// Replaces the file at `path` (through the links the link rule follows) with `bytes`,
-    /// atomically and durably (``PlistFile/replace(_:with:permissions:owner:)-([UInt8],_,_)``),
+    /// atomically and durably (``PlistFile/replace(_:with:permissions:owner:durable:)-(_,[UInt8],_,_,_)``),
     /// keeping the old file's permission bits and owner. A new file gets the permissions `new`
     /// says. More than ``PlistFile/maximumSize`` is never written: the library could not load it.
     static func replace(_ path: String, with bytes: [UInt8], new: NewFile = .ordinary) throws(CLIError) {
