@@ -103,6 +103,22 @@ struct HistoryAndProvenanceTests {
         #expect(store.provenance(of: "timeout") == nil)
     }
 
+    @Test func aSyncedValueNamesTheDeviceItCameFrom() async throws {
+        let dir = try TemporaryDirectory()
+        let store = SettingsStore.file(dir.file(), autosaveDelay: nil, externalChanges: .ignored)
+        _ = store.applyToUserLayer([(key: "a", value: 1), (key: "b", value: 2), (key: "c", value: 3)], origin: .sync,
+                                   devices: ["a": "3F2A-DEVICE", "b": "77B0-DEVICE"])
+        try await store.flush()
+        #expect(store.provenance(of: "a")?.device == "3F2A-DEVICE")
+        #expect(store.provenance(of: "b")?.device == "77B0-DEVICE")
+        #expect(store.provenance(of: "c")?.device == nil)
+        #expect(store.provenance(of: "c")?.origin == .sync)
+        #expect(store.provenance(of: "a")?.summary.contains("3F2A-DEVICE") == true)
+        // After a restart, from the log on disk.
+        let again = SettingsStore.file(dir.file(), autosaveDelay: nil, externalChanges: .ignored)
+        #expect(again.provenance(of: "b")?.device == "77B0-DEVICE")
+    }
+
     @Test func historyIsBoundedAndARestoreIsItselfAGenerationThatCanBeUndone() async throws {
         let dir = try TemporaryDirectory()
         let url = dir.file()

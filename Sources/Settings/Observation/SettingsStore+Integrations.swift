@@ -46,6 +46,8 @@ extension SettingsStore {
     /// - Parameters:
     ///   - writes: key paths and their new values (`nil` removes the user's value).
     ///   - origin: what the change is announced as (default `.sync`).
+    ///   - devices: for synced values, the device each key's value came from: recorded in its
+    ///     provenance ("from device 3F2A… via sync", ``SettingsStore/provenance(of:)``).
     ///   - onlyIf: called under the store's lock with each key and its current user-layer value;
     ///     it must not use the store. Return `false` to skip the key.
     /// - Returns: the keys written.
@@ -53,6 +55,7 @@ extension SettingsStore {
     public nonisolated func applyToUserLayer(
         _ writes: [(key: SettingsKey, value: PlistValue?)],
         origin: SettingsChange.Origin = .sync,
+        devices: [SettingsKey: String] = [:],
         onlyIf: (_ key: SettingsKey, _ current: PlistValue?) -> Bool = { _, _ in true }
     ) -> [SettingsKey] {
         var applied: [SettingsKey] = []
@@ -76,7 +79,10 @@ extension SettingsStore {
         for refusal in refused {
             report(SettingsDiagnostic(.writeRefused, key: refusal.key, "\(refusal); this key was not applied"))
         }
-        if let provenance = PlistProvenance.Origin(origin) { history.note(applied, as: provenance) }
+        if let provenance = PlistProvenance.Origin(origin) {
+            let byDevice = Dictionary(grouping: applied) { devices[$0] }
+            for (device, keys) in byDevice { history.note(keys, as: provenance, device: device) }
+        }
         return applied
     }
 }

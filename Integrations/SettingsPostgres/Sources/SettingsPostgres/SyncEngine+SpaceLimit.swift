@@ -90,7 +90,8 @@ extension SyncEngine {
         try await saveState()
         logger.trace("apply: marked")
         var skipped: Set<SettingsKey> = []
-        let applied = store.applyToUserLayer(incoming.map { ($0.key, $0.value) }, origin: .sync) { key, current in
+        let devices = Dictionary(incoming.map { ($0.key, $0.device.uuidString) }, uniquingKeysWith: { _, last in last })
+        let applied = store.applyToUserLayer(incoming.map { ($0.key, $0.value) }, origin: .sync, devices: devices) { key, current in
             let ok = LeafDigest.of(current) == (known[key] ?? nil)
             if !ok { skipped.insert(key) }
             return ok
