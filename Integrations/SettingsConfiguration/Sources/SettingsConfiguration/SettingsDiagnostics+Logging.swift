@@ -53,7 +53,7 @@ extension SettingsDiagnostic.Kind {
     var logLevel: Logger.Level {
         switch self {
         case .fileError, .writeRefused: .error
-        case .typeMismatch, .invalidOverride: .warning
+        case .typeMismatch, .invalidOverride, .deprecatedKey: .warning
         case .missingDefault, .ruleApplied: .notice
         }
     }
