@@ -26,7 +26,7 @@ public struct SettingsChange: Hashable, Sendable, CustomStringConvertible {
         /// Migrations rewrote stored values.
         case migration
         /// A sync integration applied values written on another device (see
-        /// ``SettingsStore/applyToUserLayer(_:origin:onlyIf:)``).
+        /// ``SettingsStore/applyToUserLayer(_:origin:devices:onlyIf:)``).
         case sync
         /// An external layer's values changed (a configuration provider's update: see
         /// ``SettingsStore/updateExternalLayer(named:lookup:)``).

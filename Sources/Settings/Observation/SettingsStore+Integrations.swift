@@ -6,7 +6,7 @@ extension SettingsStore {
     /// Calls `handler` with the leaf key paths of the user layer that changed, for every change
     /// from any source: this process's writes (origin `.write`), reloads of the file changed
     /// elsewhere and the other processes' keys adopted after a save (`.externalFile`),
-    /// migrations, and batches applied with ``applyToUserLayer(_:origin:onlyIf:)`` (their own
+    /// migrations, and batches applied with ``applyToUserLayer(_:origin:devices:onlyIf:)`` (their own
     /// origin, `.sync` by default). Unlike ``onChange(_:)`` it hears changes that are hidden by a
     /// higher layer (volatile values, overrides) and nothing about other layers.
     ///
