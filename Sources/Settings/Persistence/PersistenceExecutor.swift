@@ -123,7 +123,7 @@ final class PersistenceExecutor: SerialExecutor {
             done.signal()
         }, callerWaits: true)
         if runHere { runBorrowed() }
-        done.wait()
+        waitRunningIfUnowned(done)
         // The block always stores a result before signalling.
         guard let outcome = result.locked({ $0 }) else { preconditionFailure("executor block finished without a result") }
         return try outcome.get()
@@ -139,7 +139,17 @@ final class PersistenceExecutor: SerialExecutor {
             done.signal()
         }, callerWaits: true)
         if runHere { runBorrowed() }
-        done.wait()
+        waitRunningIfUnowned(done)
+    }
+
+    /// Waits for `done`, running the queue here whenever nobody owns it: a push that could not
+    /// start a runner releases its claim (``startRunner(callerWaits:)``), and a caller that
+    /// pushed meanwhile (finding the queue claimed) would otherwise wait for ever (seen: the
+    /// `thread-limit` fault test hung in about one run in ten).
+    private func waitRunningIfUnowned(_ done: DispatchSemaphore) {
+        while done.wait(timeout: .now() + .milliseconds(10)) == .timedOut {
+            if queue.locked({ Self.claim(&$0) }) { runBorrowed() }
+        }
     }
 
     /// Runs `body` on the executor thread without waiting for it (inline when already there).
