@@ -137,16 +137,29 @@ extension PlistFile {
     public static func removeLeftoverTemporaryFiles(beside path: String) {
         let directory = directory(of: path)
         let prefix = temporaryPrefix(for: path)
-        guard let dir = opendir(directory) else { return }
+        let names = entryNames(inDirectory: directory) ?? []
+        for name in names where name.hasPrefix(prefix) { unlink(directory + "/" + name) }
+    }
+
+    /// The names of a directory's entries (with `.` and `..`), in the order the system lists
+    /// them, or `nil` when it cannot be opened.
+    ///
+    /// Each name is read in place, up to its terminating zero: `readdir` packs its entries
+    /// (each only as long as its name needs), so copying a whole `dirent` (or its 256-byte
+    /// `d_name`) reads past the last one, off the end of the system's buffer when that is the
+    /// end of mapped memory (seen: a crash saving 300 files at exit under load).
+    ///
+    /// - Parameter directory: the directory's path.
+    public static func entryNames(inDirectory directory: String) -> [String]? {
+        guard let dir = opendir(directory.isEmpty ? "/" : directory) else { return nil }
+        defer { closedir(dir) }
         var names: [String] = []
         while let entry = readdir(dir) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
-            }
-            if name.hasPrefix(prefix) { names.append(name) }
+            names.append(withUnsafePointer(to: &entry.pointee.d_name) { pointer in
+                String(cString: UnsafeRawPointer(pointer).assumingMemoryBound(to: CChar.self))
+            })
         }
-        closedir(dir)
-        for name in names { unlink(directory + "/" + name) }
+        return names
     }
 
     /// Flushes a directory's entries to disk (best effort: some file systems refuse it).

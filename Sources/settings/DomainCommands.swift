@@ -303,13 +303,8 @@ enum DomainsCommand: Command {
     /// The names, sorted.
     static func applicationDomains() -> [String] {
         let base = Domain.configDirectory()
-        guard let dir = opendir(base.isEmpty ? "/" : base) else { return [] }
-        defer { closedir(dir) }
         var names: [String] = []
-        while let entry = readdir(dir) {
-            let name = withUnsafePointer(to: &entry.pointee.d_name) { pointer in
-                String(cString: UnsafeRawPointer(pointer).assumingMemoryBound(to: CChar.self))
-            }
+        for name in PlistFile.entryNames(inDirectory: base) ?? [] {
             guard !name.hasPrefix(".") else { continue }
             var s = stat()
             if stat(base + "/" + name + "/settings.plist", &s) == 0, (s.st_mode & S_IFMT) == S_IFREG { names.append(name) }

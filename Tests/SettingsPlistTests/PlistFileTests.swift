@@ -16,6 +16,16 @@ struct PlistFileTests {
         #expect(PlistFile.lockPath(for: "Defaults.plist") == "./.Defaults.plist.lock")
     }
 
+    @Test func directoryEntriesAreListedWhole() throws {
+        let dir = try TemporaryDirectory()
+        let long = String(repeating: "n", count: 255)          // the longest name a file may have
+        let names = ["a", "ä.plist", long, ".hidden"]
+        for name in names { try dir.write(name, "x") }
+        let listed = try #require(PlistFile.entryNames(inDirectory: dir.path))
+        #expect(Set(listed) == Set(names + [".", ".."]))
+        #expect(PlistFile.entryNames(inDirectory: dir.path("missing")) == nil)
+    }
+
     @Test func aLinkInPlaceOfTheLockFileIsRefusedAndItsTargetUntouched() throws {
         let dir = try TemporaryDirectory()
         let victim = try dir.write("victim", "precious").path
