@@ -80,7 +80,7 @@ struct ExplainTests {
         try store.registerDefaults(contentsOf: dir.file("Defaults.plist"))
         store.registerRename(of: "Network/timeout", formerly: ["timeout"])
         store.applyEnvironment(prefix: "MANIFESTAPP", [:])
-        await store.writeLayersManifest()  // the same work the store's thread was asked to do
+        store.executor.runAndWait { store.writeLayersManifest() }  // the same work the store's thread was asked to do
 
         let manifest = try #require(try PlistLayersManifest.read(beside: dir.file().path))
         #expect(manifest.defaultsFiles == [dir.file("Defaults.plist").path])

@@ -52,7 +52,7 @@ struct SettingsStoreIntegrationsTests {
         let recorder = Recorder()
         let tap = store.onUserLayerChange { recorder.record($0) }
         try PlistValue.dictionary(["a": 1, "b": 3, "c": ["d": true]]).write(to: dir.file())
-        await store.reloadIfChanged()
+        store.executor.runAndWait { store.reloadIfChanged() }  // on the store's thread, as the watcher does
         #expect(recorder.all.map(\.origin) == [.externalFile])
         let keys = Set((recorder.all.first?.keys ?? []).map(\.path))
         #expect(keys == ["b", "c/d"])

@@ -81,7 +81,7 @@ extension SettingsStore {
         }
         if let provenance = PlistProvenance.Origin(origin) {
             let byDevice = Dictionary(grouping: applied) { devices[$0] }
-            for (device, keys) in byDevice { history.note(keys, as: provenance, device: device) }
+            for (device, keys) in byDevice { history?.note(keys, as: provenance, device: device) }
         }
         return applied
     }

@@ -113,7 +113,7 @@ final class FileWatcher: Sendable {
             while !Task.isCancelled {
                 try? await Task.sleep(for: interval)
                 guard let store else { return }
-                await store.reloadIfChanged()
+                store.reloadSoon()
             }
         }
     }
@@ -125,7 +125,7 @@ final class FileWatcher: Sendable {
                 try? await Task.sleep(for: interval)
                 guard let store else { return }
                 let watched = FileWatcher.shared.addWatch(store, path: path)
-                await store.reloadIfChanged()  // after the watch: nothing slips between the two
+                store.reloadSoon()  // after the watch: nothing slips between the two
                 if watched { return }
             }
         }
@@ -196,10 +196,10 @@ final class FileWatcher: Sendable {
         }
         var seen = Set<ObjectIdentifier>()
         for store in touched where seen.insert(ObjectIdentifier(store)).inserted {
-            Task { await store.reloadIfChanged() }
+            store.reloadSoon()
         }
         for (store, path) in orphaned {
-            Task { await store.reloadIfChanged() }
+            store.reloadSoon()
             pollUntilWatched(store, path: path, every: .seconds(1))
         }
     }

@@ -6,14 +6,6 @@ import Foundation
 import SettingsPlist
 import Synchronization
 
-/// What the autosave of a store is doing.
-struct AutosaveState {
-    /// Whether the current run of failures was reported (a failure is reported once, until a save succeeds).
-    var failureReported = false
-    /// Whether waiting for another process's lock was reported in the current run.
-    var lockReported = false
-}
-
 extension SettingsStore {
     /// Starts a save after the autosave delay (once per burst of changes).
     nonisolated func scheduleSave() {
@@ -28,12 +20,17 @@ extension SettingsStore {
         try? await Task.sleep(for: delay)
         var backoff = Duration.milliseconds(100)
         var busySince: ContinuousClock.Instant?
+        // Whether this run reported a failure, or the wait for another process's lock: each is
+        // reported once per run (a run ends when nothing is left to save).
+        var failureReported = false
+        var lockReported = false
         while true {
             var pause = delay
             do {
                 switch try saveOnce() {
                 case .nothing, .saved:
-                    autosave = AutosaveState()
+                    failureReported = false
+                    lockReported = false
                     busySince = nil
                     backoff = .milliseconds(100)
                     let done = storage.locked { s -> Bool in
@@ -45,8 +42,8 @@ extension SettingsStore {
                 case .busy(let lock):
                     let since = busySince ?? ContinuousClock.now
                     busySince = since
-                    if !autosave.lockReported, ContinuousClock.now - since > options.lockTimeout {
-                        autosave.lockReported = true
+                    if !lockReported, ContinuousClock.now - since > options.lockTimeout {
+                        lockReported = true
                         report(SettingsDiagnostic(.fileError, "\(url?.path ?? "?"): another process has held the lock \(lock) for more than \(options.lockTimeout); the changes are kept and saving is retried"))
                     }
                     pause = min(backoff, .milliseconds(200))
@@ -55,8 +52,8 @@ extension SettingsStore {
                     pause = wait
                 }
             } catch {
-                if !autosave.failureReported {
-                    autosave.failureReported = true
+                if !failureReported {
+                    failureReported = true
                     report(SettingsDiagnostic(.fileError, "\(error); retrying"))
                 }
                 pause = backoff
@@ -69,8 +66,6 @@ extension SettingsStore {
     /// Tries a save on the store's thread as soon as it is free (called when a ``LockWaiter``
     /// got the lock another process held).
     nonisolated func saveSoon() {
-        executor.schedule(after: .zero) { [weak self] in
-            self?.assumeIsolated { store in _ = try? store.saveOnce() }
-        }
+        executor.schedule(after: .zero) { [weak self] in _ = try? self?.saveOnce() }
     }
 }

@@ -27,7 +27,13 @@ extension SettingsStore {
     ///   ``SettingsError/Code/invalidFile`` naming the file and the reason (its directory cannot
     ///   be created, the disk is full, permission denied, or the file cannot be read and so is
     ///   left alone). The unsaved changes are kept and saved by a later flush or autosave.
-    public func flush() async throws(SettingsError) {
+    public nonisolated func flush() async throws(SettingsError) {
+        guard backend != nil else { return }  // an in-memory store has no thread to hop to
+        try await flushOnExecutor()
+    }
+
+    /// ``flush()`` on the store's executor (the actor's isolation is its persistence thread).
+    private func flushOnExecutor() async throws(SettingsError) {
         loadIfNeeded()  // the wait for another process starts once the file is loaded
         var retry = FlushRetry(self)
         while let pause = try retry.pause(after: saveOnce()) {
@@ -49,7 +55,7 @@ extension SettingsStore {
         guard persistence != nil else { return }
         ensureLoaded()  // the wait for another process starts once the file is loaded
         var retry = FlushRetry(self)
-        while let pause = try retry.pause(after: onExecutor { store throws(SettingsError) in try store.saveOnce() }) {
+        while let pause = try retry.pause(after: executor.run { () throws(SettingsError) in try self.saveOnce() }) {
             pauseThread(for: pause)
         }
     }

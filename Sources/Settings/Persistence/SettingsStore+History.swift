@@ -41,6 +41,7 @@ extension SettingsStore {
                 ? s[.user].value(at: key.components) != nil : nil
         }
         if let unsaved { return unsaved ? PlistProvenance.thisProcess(.write) : nil }
+        guard let history else { return nil }
         let (log, contents, date) = history.state.locked { ($0.log, $0.contents, $0.fileDate) }
         return log.provenance(of: key.components, in: contents, fileDate: date)
     }
@@ -60,9 +61,14 @@ extension SettingsStore {
     ///
     /// - Returns: the generations (empty for an in-memory store or a file with no history yet).
     /// - Throws: ``SettingsError`` (`.invalidFile`) when the history cannot be read safely.
-    public func history() async throws(SettingsError) -> [SettingsGeneration] {
-        guard let file else { return [] }
-        let path = try file.resolved().file.path
+    public nonisolated func history() async throws(SettingsError) -> [SettingsGeneration] {
+        guard backend != nil else { return [] }  // an in-memory store keeps no history
+        return try await historyOnExecutor()
+    }
+
+    /// ``history()`` on the store's executor (reading the history is blocking file work).
+    private func historyOnExecutor() throws(SettingsError) -> [SettingsGeneration] {
+        let path = try filePath()
         do {
             return try PlistHistory.list(for: path)
         } catch {
@@ -87,10 +93,20 @@ extension SettingsStore {
     ///     `nil` restores the whole file.
     /// - Throws: ``SettingsError``: `.invalidFile` when the generation is not kept or does not
     ///   parse, or as ``flush()`` does.
-    public func restore(_ number: Int, keys: [SettingsKey]? = nil) async throws(SettingsError) {
-        guard let file else { return }
+    public nonisolated func restore(_ number: Int, keys: [SettingsKey]? = nil) async throws(SettingsError) {
+        guard backend != nil else { return }  // an in-memory store keeps no history
+        try await restoreOnExecutor(number, keys: keys)
+    }
+
+    /// The file's path after following links (on the store's executor).
+    private func filePath() throws(SettingsError) -> String {
+        try backend?.withFile { (file: inout SettingsFile) throws(SettingsError) in try file.resolved().file.path } ?? ""
+    }
+
+    /// ``restore(_:keys:)`` on the store's executor (reading a generation is blocking file work).
+    private func restoreOnExecutor(_ number: Int, keys: [SettingsKey]?) async throws(SettingsError) {
         try await flush()
-        let path = try file.resolved().file.path
+        let path = try filePath()
         let kept: PlistDictionary
         do {
             guard let generation = try PlistHistory.generation(number, for: path) else {
@@ -105,7 +121,7 @@ extension SettingsStore {
         let current = storage.locked { $0[.user] }
         let paths = keys ?? kept.changedLeafPaths(from: current)
         let applied = applyToUserLayer(paths.map { ($0, kept.value(at: $0.components)) }, origin: .write)
-        history.note(applied, as: .restore)
+        history?.note(applied, as: .restore)
         try await flush()
     }
 }

@@ -32,34 +32,23 @@ extension SettingsStore.State {
 extension SettingsStore {
     /// Reads the file at first use, on the store's executor; the caller waits (once).
     nonisolated func loadFile() {
-        guard persistence != nil else { return }
-        executor.runAndWait { self.assumeIsolated { $0.loadIfNeeded() } }
+        guard backend != nil else { return }
+        executor.runAndWait { self.loadIfNeeded() }
     }
 
-    /// Runs `body` isolated to the store on its executor thread and waits for it (inline when
-    /// already there).
-    nonisolated func onExecutor<T: Sendable, E: Error>(
-        _ body: @escaping @Sendable (isolated SettingsStore) throws(E) -> T
-    ) throws(E) -> T {
-        let result: Result<T, E> = executor.run {
-            self.assumeIsolated { store in Result { () throws(E) -> T in try body(store) } }
+    /// Loads the file if that was not done yet (on the store's executor; see ``ensureLoaded()``).
+    nonisolated func loadIfNeeded() {
+        guard !loaded.load(ordering: .acquiring), let backend else { return }
+        let (values, diagnostics) = backend.withFile { file in
+            file.onLockAcquired = { [weak self] in self?.saveSoon() }
+            let values = file.load()
+            defer { file.diagnostics = [] }
+            return (values, file.diagnostics)
         }
-        return try result.get()
-    }
-
-    /// Loads the file if that was not done yet (isolated form of ``ensureLoaded()``).
-    func loadIfNeeded() {
-        guard !loaded.load(ordering: .acquiring), var file else { return }
-        file.onLockAcquired = { [weak self] in self?.saveSoon() }
-        file.history = history  // provenance published for provenance(of:)
-        let values = file.load()
-        let diagnostics = file.diagnostics
-        file.diagnostics = []
-        self.file = file
         storage.locked { s in
             s.modify(.user) { $0 = values }
             s.tracksChanges = true
-            s.autosaves = persistence?.autosaveDelay != nil
+            s.autosaves = backend.options.autosaveDelay != nil
         }
         publishStatus()
         generationCounter.add(1, ordering: .releasing)
@@ -69,32 +58,38 @@ extension SettingsStore {
         startWatchingSoon()
     }
 
-    func deliverFileDiagnostics() {
-        guard let pending = file?.diagnostics, !pending.isEmpty else { return }
-        file?.diagnostics = []
+    /// Reports what the file found since the last step (never from inside ``FileBackend/withFile(_:)``:
+    /// a diagnostics handler may flush).
+    nonisolated func deliverFileDiagnostics() {
+        guard let backend else { return }
+        let pending = backend.withFile { file in
+            defer { file.diagnostics = [] }
+            return file.diagnostics
+        }
         pending.forEach(report)
     }
 
-    /// One save attempt: saves pending changes if the lock is free and the file is usable.
-    func saveOnce() throws(SettingsError) -> SaveResult {
+    /// One save attempt, on the store's executor: saves pending changes if the lock is free and
+    /// the file is usable.
+    nonisolated func saveOnce() throws(SettingsError) -> SaveResult {
         loadIfNeeded()
-        guard var file else { return .nothing }
+        guard let backend else { return .nothing }
         let hasChanges = storage.locked { !$0.dirty.isEmpty }
         let step: SettingsFile.SaveStep<Announcement?>
         do {
-            step = try file.save(
-                hasChanges: hasChanges,
-                snapshot: { storage.locked { s in (s[.user], s.takeDirty()) } },
-                restore: { keys in storage.locked { s in s.restoreDirty(keys) } },
-                reconcile: { contents in adopt(contents) }
-            )
+            step = try backend.withFile { (file: inout SettingsFile) throws(SettingsError) in
+                try file.save(
+                    hasChanges: hasChanges,
+                    snapshot: { storage.locked { s in (s[.user], s.takeDirty()) } },
+                    restore: { keys in storage.locked { s in s.restoreDirty(keys) } },
+                    reconcile: { contents in adopt(contents) }
+                )
+            }
         } catch {
-            self.file = file
             publishStatus(saveError: .some(error))
             deliverFileDiagnostics()
             throw error
         }
-        self.file = file
         switch step {
         case .nothing:
             releaseIfClean()
@@ -131,33 +126,37 @@ extension SettingsStore {
     }
 
     /// Looks at the file and, when another process or a person changed it, reloads it and
-    /// announces the keys whose effective values changed. Called by the file watcher.
-    func reloadIfChanged() {
-        guard loaded.load(ordering: .acquiring), var file else { return }
-        let announcement = file.reloadIfChanged(reconcile: { adopt($0) })
-        self.file = file
+    /// announces the keys whose effective values changed. Called by the file watcher, on the
+    /// store's executor.
+    nonisolated func reloadIfChanged() {
+        guard loaded.load(ordering: .acquiring), let backend else { return }
+        let announcement = backend.withFile { file in file.reloadIfChanged(reconcile: { adopt($0) }) }
         publishStatus()
         deliverFileDiagnostics()
         deliver(announcement ?? nil)
         moveRenamedKeys(in: .user)  // an older program may have written an old name
     }
 
+    /// Looks at the file on the store's executor, without waiting (see ``reloadIfChanged()``).
+    nonisolated func reloadSoon() {
+        executor.submit { [weak self] in self?.reloadIfChanged() }
+    }
+
     /// Starts watching the file for changes made elsewhere a moment after it was loaded: a
     /// program that reads a value and exits never pays for a watch (an inotify instance makes
     /// the kernel wait several milliseconds at exit). Changes made before the watch starts are
     /// found when it does.
-    func startWatchingSoon() {
+    nonisolated func startWatchingSoon() {
         guard let mode = persistence?.externalChanges, mode != .ignored else { return }
-        executor.schedule(after: .milliseconds(150)) { [weak self] in
-            self?.assumeIsolated { $0.startWatching(mode) }
-        }
+        executor.schedule(after: .milliseconds(150)) { [weak self] in self?.startWatching(mode) }
     }
 
-    func startWatching(_ mode: ExternalChanges) {
+    /// Looks at the file once, then watches it (on the store's executor).
+    nonisolated func startWatching(_ mode: ExternalChanges) {
         reloadIfChanged()
         switch mode {
         case .automatic:
-            guard let path = file?.targetPath else { return }
+            guard let path = backend?.withFile({ $0.targetPath }) else { return }
             FileWatcher.shared.watch(self, path: path, pollingInterval: .seconds(1))
         case .polling(let interval): FileWatcher.shared.poll(self, every: interval)
         case .ignored: break

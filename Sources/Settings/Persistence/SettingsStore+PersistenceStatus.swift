@@ -76,8 +76,10 @@ extension SettingsStore {
     }
 
     /// Copies the file's findings where ``persistenceStatus`` reads them without waiting.
-    func publishStatus(saveError: SettingsError?? = nil, settling: Bool = false) {
-        guard let file, let backend else { return }
+    /// Runs on the store's executor.
+    nonisolated func publishStatus(saveError: SettingsError?? = nil, settling: Bool = false) {
+        guard let backend else { return }
+        let file = backend.withFile { (writes: $0.writes, reloads: $0.reloads, movedAside: $0.movedAside, loadError: $0.loadError, format: $0.format) }
         var current = backend.status.locked { s in
             s.fileWrites = file.writes
             s.reloads = file.reloads

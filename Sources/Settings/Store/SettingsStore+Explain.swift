@@ -100,13 +100,12 @@ extension SettingsStore {
     /// thread (never on the caller's: registering a file or a rename does no file work itself).
     nonisolated func layersManifestChanged() {
         guard url != nil else { return }
-        executor.schedule(after: .zero) { [weak self] in
-            self?.assumeIsolated { store in store.writeLayersManifest() }
-        }
+        executor.schedule(after: .zero) { [weak self] in self?.writeLayersManifest() }
     }
 
-    /// Writes the manifest when it differs from the one on disk; a failure is a diagnostic.
-    func writeLayersManifest() {
+    /// Writes the manifest when it differs from the one on disk; a failure is a diagnostic
+    /// (on the store's executor).
+    nonisolated func writeLayersManifest() {
         guard let url else { return }
         let manifest = storage.locked { $0.sources.manifest }
         do {

@@ -62,7 +62,7 @@ extension SettingsStore {
             migrated = changed
         }
         if let failure { throw failure }
-        history.note(migrated, as: .migration)  // provenance: recorded as a migration at the next save
+        history?.note(migrated, as: .migration)  // provenance: recorded as a migration at the next save
         return from
     }
 }

@@ -137,8 +137,6 @@ public actor SettingsStore {
     nonisolated let backend: FileBackend?
     /// How the file is kept: timings and limits (file stores only).
     nonisolated var persistence: PersistenceOptions? { backend?.options }
-    /// The user's file, for file stores: loaded, saved and reloaded only on the store's executor.
-    var file: SettingsFile?
     /// Whether the file was read (always `true` for in-memory stores). File stores read their
     /// file at first use, so creating one (``shared`` as a default argument, say) costs nothing.
     nonisolated let loaded: Atomic<Bool>
@@ -148,16 +146,13 @@ public actor SettingsStore {
     nonisolated let diagnosticsHandlerBox = Mutex(DiagnosticsHandlerSlot(call: nil))
     /// The type mismatch last reported for each key (see ``report(_:)``).
     nonisolated let reportedMismatches = Mutex<[SettingsKey: ReportedMismatch]>([:])
-    /// Persistence work owned by the store's executor.
-    var autosave = AutosaveState()
 
     /// The store's persistence thread: a file store's own (started by its first job), the
     /// shared ``inMemoryExecutor`` for an in-memory store.
     nonisolated let executor: PersistenceExecutor
 
-    /// Provenance of the file's keys and notes of non-write origins (see
-    /// SettingsFile+History.swift). Never touched by `@Setting` reads or writes.
-    nonisolated let history = StoreHistory()
+    /// Provenance of the file's keys and notes of non-write origins (file stores only).
+    nonisolated var history: StoreHistory? { backend?.history }
 
     /// The executor of every in-memory store: they have nothing to load, save or watch, so
     /// they share one, which starts a thread only if one of them is flushed.
@@ -192,10 +187,9 @@ public actor SettingsStore {
     ///   - persistence: how the file is kept (file stores).
     init(url: URL?, format: PlistFormat, persistence: PersistenceOptions? = nil) {
         self.url = url
-        let backend = url.map { _ in FileBackend(options: persistence ?? PersistenceOptions(), format: format) }
+        let backend = url.map { FileBackend(url: $0, options: persistence ?? PersistenceOptions(), format: format) }
         self.backend = backend
         self.executor = backend?.executor ?? Self.inMemoryExecutor
-        self.file = url.flatMap { url in backend.map { SettingsFile(url: url, format: format, options: $0.options) } }
         self.storage = Mutex(State())
         self.loaded = Atomic(url == nil)
         if let backend {
