@@ -116,7 +116,7 @@ struct ExplainTests {
             store.register(defaults: ["c": 1])
             try store.registerDefaults(contentsOf: dir.file("Defaults.plist"))
         }
-        #expect(store.storage.locked { $0.sources.defaults.count } == 2)
+        #expect(store.values.storage.locked { $0.sources.defaults.count } == 2)
         #expect(store.explain("b").rows.last?.value == 99)
     }
 }

@@ -116,8 +116,8 @@ struct ObserverScalingTests {
         do {
             let changes = store.changes
             _ = changes
-            #expect(store.observers.count == 1)
+            #expect(store.values.observers.count == 1)
         }
-        #expect(store.observers.count == 0)
+        #expect(store.values.observers.count == 0)
     }
 }

@@ -26,8 +26,8 @@ extension SettingsStore {
     /// - Returns: the observation: keep it to keep receiving changes.
     public nonisolated func onUserLayerChange(_ handler: @escaping @Sendable (SettingsChange) -> Void) -> SettingsObservation {
         ensureLoaded()
-        let id = observers.add(onUserLayer: handler)
-        return SettingsObservation { [observers] in observers.remove(id) }
+        let id = values.observers.add(onUserLayer: handler)
+        return SettingsObservation { [observers = values.observers] in observers.remove(id) }
     }
 
     /// Writes several user-layer values at once, under the store's lock, each only if `onlyIf`

@@ -32,8 +32,8 @@ extension SettingsStore {
     /// - Returns: the observation: keep it to keep receiving changes.
     public nonisolated func onChange(_ handler: @escaping @Sendable (SettingsChange) -> Void) -> SettingsObservation {
         ensureLoaded()  // observing is using: the file is read and watched from now on
-        let id = observers.add(onChange: handler)
-        return SettingsObservation { [observers] in observers.remove(id) }
+        let id = values.observers.add(onChange: handler)
+        return SettingsObservation { [observers = values.observers] in observers.remove(id) }
     }
 
     /// Calls `handler` with the new and old effective value of `key` whenever it changes.

@@ -44,7 +44,7 @@ final class FileBackend: Sendable {
 
     /// Runs one step of the file (load, save, reload): only on ``executor``, with no user code
     /// called from `body`.
-    func withFile<R, E: Error>(_ body: (inout SettingsFile) throws(E) -> R) throws(E) -> R {
+    func withFile<R: ~Copyable, E: Error>(_ body: (inout SettingsFile) throws(E) -> R) throws(E) -> R {
         assert(executor.isCurrent, "a settings file was used outside its store's persistence thread")
         return try file.locked { (f: inout SettingsFile) throws(E) -> R in try body(&f) }
     }

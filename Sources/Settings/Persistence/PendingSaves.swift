@@ -87,7 +87,7 @@ enum PendingSaves {
                 // A save that never finished, on a store whose lock is still not free: its lock is
                 // held by this thread, which will not release it.
                 if error.detail?.hasPrefix("still saving") == true,
-                   tryLocking(patience: lockPatience, { store.storage.withLockIfAvailable { _ in true } }) == nil {
+                   tryLocking(patience: lockPatience, { store.values.storage.withLockIfAvailable { _ in true } }) == nil {
                     store.report(SettingsDiagnostic(.fileError, "\(store.url?.path ?? "?"): the store's lock is held by the thread that is ending the process (exit() called from a signal handler, or while a store callback ran); \(when) its unsaved changes are lost"))
                 } else {
                     store.report(SettingsDiagnostic(.fileError, "\(error) (\(when): these changes are lost)"))

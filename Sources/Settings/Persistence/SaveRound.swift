@@ -84,12 +84,12 @@ final class SaveRound: Sendable {
     /// after the others' own saves. `store` must be loaded (it tracks its changes).
     private static func gather(_ others: ArraySlice<SettingsStore>, into store: SettingsStore) {
         for other in others {
-            let writes = other.storage.locked { s -> [(key: SettingsKey, value: PlistValue?)] in
+            let writes = other.values.storage.locked { s -> [(key: SettingsKey, value: PlistValue?)] in
                 var seen = Set<SettingsKey>()
                 return s.takeDirty().filter { seen.insert($0).inserted }.map { ($0, s[.user].value(at: $0.components)) }
             }
             store.applyToUserLayer(writes, origin: .externalFile)
-            store.storage.locked { s in
+            store.values.storage.locked { s in
                 // Keys whose value `store` already had are still other's changes: save them too.
                 for write in writes { s.markDirtyKeepingAlive(write.key, store: store) }
             }

@@ -177,7 +177,7 @@ struct SettingsFile {
     // MARK: Saving
 
     /// What one attempt to save did.
-    enum SaveStep<R> {
+    enum SaveStep<R: ~Copyable>: ~Copyable {
         /// Nothing was changed since the last save.
         case nothing
         /// Another process holds the lock (at this path): try again later.
@@ -201,7 +201,7 @@ struct SettingsFile {
     ///     (called with the file lock held, so saves never overtake each other).
     ///   - restore: gives the changed key paths back when the save fails.
     ///   - reconcile: brings the store up to date with the file's new contents.
-    mutating func save<R>(
+    mutating func save<R: ~Copyable>(
         hasChanges: Bool,
         snapshot: () -> (values: PlistDictionary, changed: [SettingsKey]),
         restore: ([SettingsKey]) -> Void,
@@ -446,7 +446,7 @@ struct SettingsFile {
     /// when it did not (a process's own writes are recognised by identity and not reloaded).
     /// A file that is missing reads as empty; one that does not parse or cannot be used is
     /// reported once and ignored until it changes again (the values in memory stay).
-    mutating func reloadIfChanged<R>(reconcile: (PlistDictionary) -> R) -> R? {
+    mutating func reloadIfChanged<R: ~Copyable>(reconcile: (PlistDictionary) -> R) -> R? {
         let target: PlistFile.Target
         let current: PlistFile.Identity?
         do {

@@ -33,7 +33,7 @@ extension SettingsStore {
                     lockReported = false
                     busySince = nil
                     backoff = .milliseconds(100)
-                    let done = storage.locked { s -> Bool in
+                    let done = values.storage.locked { s -> Bool in
                         guard s.dirty.isEmpty else { return false }
                         s.saveScheduled = false
                         return true

@@ -36,7 +36,7 @@ extension SettingsStore {
     public nonisolated func provenance(of key: SettingsKey) -> SettingsProvenance? {
         guard persistence != nil else { return nil }
         ensureLoaded()
-        let unsaved = storage.locked { s in
+        let unsaved = values.storage.locked { s in
             s.dirty.contains { $0.components.starts(with: key.components) || key.components.starts(with: $0.components) }
                 ? s[.user].value(at: key.components) != nil : nil
         }
@@ -118,7 +118,7 @@ extension SettingsStore {
         } catch {
             throw SettingsError(.invalidFile, path: path, detail: "cannot read generation \(number): \(error)")
         }
-        let current = storage.locked { $0[.user] }
+        let current = values.storage.locked { $0[.user] }
         let paths = keys ?? kept.changedLeafPaths(from: current)
         let applied = applyToUserLayer(paths.map { ($0, kept.value(at: $0.components)) }, origin: .write)
         history?.note(applied, as: .restore)

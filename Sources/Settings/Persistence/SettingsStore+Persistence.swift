@@ -39,19 +39,19 @@ extension SettingsStore {
     /// Loads the file if that was not done yet (on the store's executor; see ``ensureLoaded()``).
     nonisolated func loadIfNeeded() {
         guard !loaded.load(ordering: .acquiring), let backend else { return }
-        let (values, diagnostics) = backend.withFile { file in
+        let (contents, diagnostics) = backend.withFile { file in
             file.onLockAcquired = { [weak self] in self?.saveSoon() }
-            let values = file.load()
+            let contents = file.load()
             defer { file.diagnostics = [] }
-            return (values, file.diagnostics)
+            return (contents, file.diagnostics)
         }
-        storage.locked { s in
-            s.modify(.user) { $0 = values }
+        values.storage.locked { s in
+            s.modify(.user) { $0 = contents }
             s.tracksChanges = true
             s.autosaves = backend.options.autosaveDelay != nil
         }
         publishStatus()
-        generationCounter.add(1, ordering: .releasing)
+        values.generationCounter.add(1, ordering: .releasing)
         loaded.store(true, ordering: .releasing)
         moveRenamedKeys(in: .user)  // values under old names move to their new keys
         diagnostics.forEach(report)
@@ -74,14 +74,14 @@ extension SettingsStore {
     nonisolated func saveOnce() throws(SettingsError) -> SaveResult {
         loadIfNeeded()
         guard let backend else { return .nothing }
-        let hasChanges = storage.locked { !$0.dirty.isEmpty }
+        let hasChanges = values.storage.locked { !$0.dirty.isEmpty }
         let step: SettingsFile.SaveStep<Announcement?>
         do {
             step = try backend.withFile { (file: inout SettingsFile) throws(SettingsError) in
                 try file.save(
                     hasChanges: hasChanges,
-                    snapshot: { storage.locked { s in (s[.user], s.takeDirty()) } },
-                    restore: { keys in storage.locked { s in s.restoreDirty(keys) } },
+                    snapshot: { values.storage.locked { s in (s[.user], s.takeDirty()) } },
+                    restore: { keys in values.storage.locked { s in s.restoreDirty(keys) } },
                     reconcile: { contents in adopt(contents) }
                 )
             }
@@ -90,7 +90,7 @@ extension SettingsStore {
             deliverFileDiagnostics()
             throw error
         }
-        switch step {
+        switch consume step {
         case .nothing:
             releaseIfClean()
             return .nothing
@@ -111,7 +111,7 @@ extension SettingsStore {
 
     /// Lets the store go from ``PendingSaves`` when it has no unsaved changes.
     nonisolated func releaseIfClean() {
-        storage.locked { s in
+        values.storage.locked { s in
             guard s.pending, s.dirty.isEmpty else { return }
             s.pending = false
             PendingSaves.remove(self)
@@ -133,7 +133,7 @@ extension SettingsStore {
         let announcement = backend.withFile { file in file.reloadIfChanged(reconcile: { adopt($0) }) }
         publishStatus()
         deliverFileDiagnostics()
-        deliver(announcement ?? nil)
+        if let announcement = consume announcement { deliver(announcement) }
         moveRenamedKeys(in: .user)  // an older program may have written an old name
     }
 

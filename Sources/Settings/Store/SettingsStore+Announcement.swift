@@ -10,7 +10,7 @@ extension SettingsStore {
     /// The parts that cost something to work out are worked out only when someone is told about
     /// them: the effective changes when observers or tracked settings are there, the user layer's
     /// changed leaves when a user-layer observer listens.
-    struct Announcement {
+    struct Announcement: ~Copyable {
         /// What the change is announced as.
         var origin: SettingsChange.Origin
         /// Whether store or key observers were active when the change was made (read under the
@@ -64,8 +64,8 @@ extension SettingsStore {
     @inline(__always)  // one write path, without a copy of its result on the way (the single-key write is the hot path)
     nonisolated func commit(_ layer: SettingsLayer, origin: SettingsChange.Origin, _ edit: (inout State, Audience) -> Edit) -> Announcement? {
         let announcement = withState { s -> Announcement? in
-            let audience = Audience(observing: observers.isActive, tracking: !s.tracked.isEmpty,
-                                    userLayer: layer == .user && observers.watchesUserLayer)
+            let audience = Audience(observing: values.observers.isActive, tracking: !s.tracked.isEmpty,
+                                    userLayer: layer == .user && values.observers.watchesUserLayer)
             var result = Announcement(origin: origin, observing: audience.observing)
             switch edit(&s, audience) {
             case .unchanged:
@@ -86,7 +86,7 @@ extension SettingsStore {
             result.save = s.takeSaveRequest()
             return result
         }
-        if announcement != nil { generationCounter.add(1, ordering: .releasing) }
+        if announcement != nil { values.generationCounter.add(1, ordering: .releasing) }
         return announcement
     }
 
@@ -110,11 +110,11 @@ extension SettingsStore {
     /// Observation framework, then the observers, then the user-layer observers.
     @inline(__always)
     nonisolated func deliver(_ announcement: consuming Announcement?) {
-        guard let announcement else { return }
+        guard let announcement = consume announcement else { return }
         if announcement.save { scheduleSave() }
         announce(announcement.keyPaths)
         if announcement.observing { publish(announcement.changed, origin: announcement.origin) }
-        observers.publishUserLayer(announcement.userChanges, origin: announcement.origin)
+        values.observers.publishUserLayer(announcement.userChanges, origin: announcement.origin)
     }
 
     /// The leaf key paths under `key` that differ between two values stored at `key`.
@@ -130,18 +130,18 @@ extension SettingsStore {
     /// `onChange` closures run from here).
     nonisolated func announce(_ keyPaths: TrackedKeyPaths) {
         guard let first = keyPaths.first else { return }
-        registrar.willSet(self, keyPath: first)
-        registrar.didSet(self, keyPath: first)
+        values.registrar.willSet(self, keyPath: first)
+        values.registrar.didSet(self, keyPath: first)
         for keyPath in keyPaths.rest {
-            registrar.willSet(self, keyPath: keyPath)
-            registrar.didSet(self, keyPath: keyPath)
+            values.registrar.willSet(self, keyPath: keyPath)
+            values.registrar.didSet(self, keyPath: keyPath)
         }
     }
 
     /// Delivers a change to the observers (never called with a lock held).
     nonisolated func publish(_ keys: [SettingsKey], origin: SettingsChange.Origin) {
-        observers.publish(keys, origin: origin) { keys in
-            storage.locked { s in keys.map { s.resolve($0) } }
+        values.observers.publish(keys, origin: origin) { keys in
+            values.storage.locked { s in keys.map { s.resolve($0) } }
         }
     }
 }

@@ -108,7 +108,7 @@ extension SettingsStore {
     public nonisolated func applyEnvironment(prefix: String, _ environment: [String: String] = ProcessInfo.processInfo.environment) -> [SettingsDiagnostic] {
         let lead = prefix.hasSuffix("_") ? prefix : prefix + "_"
         let recorded = String(lead.dropLast())
-        if storage.locked({ $0.sources.recordEnvironmentPrefix(recorded) }) { layersManifestChanged() }
+        if values.storage.locked({ $0.sources.recordEnvironmentPrefix(recorded) }) { layersManifestChanged() }
         var diagnostics: [SettingsDiagnostic] = []
         var assignments: [(source: String, key: SettingsKey, text: String)] = []
         var namedBy: [SettingsKey: String] = [:]

@@ -84,12 +84,12 @@ extension SettingsStore {
 
     /// Records a defaults or overrides registration (its file, or code when `path` is `nil`),
     /// moves values under old names to their new ones, and updates the manifest.
-    nonisolated func recordRegistration(_ layer: SettingsLayer, _ values: PlistDictionary, path: String?) {
-        storage.locked { s in
+    nonisolated func recordRegistration(_ layer: SettingsLayer, _ registered: PlistDictionary, path: String?) {
+        values.storage.locked { s in
             if layer == .overrides {
-                s.sources.overrides.record(values, path: path)
+                s.sources.overrides.record(registered, path: path)
             } else {
-                s.sources.defaults.record(values, path: path)
+                s.sources.defaults.record(registered, path: path)
             }
         }
         if path != nil { layersManifestChanged() }
@@ -107,7 +107,7 @@ extension SettingsStore {
     /// (on the store's executor).
     nonisolated func writeLayersManifest() {
         guard let url else { return }
-        let manifest = storage.locked { $0.sources.manifest }
+        let manifest = values.storage.locked { $0.sources.manifest }
         do {
             let target = try PlistFile.target(of: url.path).path
             guard (try? PlistLayersManifest.read(beside: target)) != manifest else { return }

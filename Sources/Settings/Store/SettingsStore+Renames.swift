@@ -166,7 +166,7 @@ extension SettingsStore {
     ///   - formerly: its earlier key paths, the first one looked at first.
     public nonisolated func registerRename(of key: SettingsKey, formerly: [SettingsKey]) {
         let old = formerly.filter { $0 != key }
-        guard !old.isEmpty, storage.locked({ $0.sources.addRename(key, formerly: old) }) else { return }
+        guard !old.isEmpty, values.storage.locked({ $0.sources.addRename(key, formerly: old) }) else { return }
         layersManifestChanged()
         for layer in [SettingsLayer.volatile, .overrides, .defaults] { moveRenamedKeys(in: layer) }
         if loaded.load(ordering: .acquiring) { moveRenamedKeys(in: .user) }
@@ -177,7 +177,7 @@ extension SettingsStore {
     /// - Parameter key: the key path now.
     /// - Returns: its earlier key paths, or none.
     public nonisolated func formerNames(of key: SettingsKey) -> [SettingsKey] {
-        storage.locked { $0.sources.formerNames(of: key) }
+        values.storage.locked { $0.sources.formerNames(of: key) }
     }
 
     /// Moves values under old names in `layer` to their new names and reports the deprecated
@@ -186,15 +186,15 @@ extension SettingsStore {
     /// value under the new name wins); a store whose file is not loaded yet is not loaded for it
     /// (its user layer is moved when it loads).
     nonisolated func moveRenamedKeys(in layer: SettingsLayer, overwriting: Bool = false) {
-        guard storage.locked({ $0.hasRenamedKeys(in: layer, overwriting: overwriting) }) else { return }
+        guard values.storage.locked({ $0.hasRenamedKeys(in: layer, overwriting: overwriting) }) else { return }
         var moves: [RenamedKeyMove] = []
         if loaded.load(ordering: .acquiring) {
             replace(layer, origin: layer == .user ? .migration : SettingsChange.Origin(layer)) { s in
                 moves = s.moveRenamedKeys(in: layer, overwriting: overwriting, store: self)
             }
         } else if layer != .user {
-            moves = storage.locked { s in s.moveRenamedKeys(in: layer, overwriting: overwriting, store: self) }
-            generationCounter.add(1, ordering: .releasing)
+            moves = values.storage.locked { s in s.moveRenamedKeys(in: layer, overwriting: overwriting, store: self) }
+            values.generationCounter.add(1, ordering: .releasing)
         }
         for move in moves where move.firstTime && (move.layer == .volatile || move.layer == .overrides) {
             let given = move.source ?? (move.layer == .volatile ? "a volatile value" : "an override")

@@ -4,8 +4,8 @@ public import FoundationEssentials
 public import Foundation
 #endif
 public import SettingsPlist
-public import Synchronization
-public import Observation
+import Synchronization
+import Observation
 
 /// Holds settings in layers and persists the user's layer to a property-list file.
 ///
@@ -119,16 +119,9 @@ public actor SettingsStore {
         }
     }
 
-    /// The layers and the bookkeeping of writes, behind the lock every read and write takes
-    /// briefly. Use ``withState(_:)``, which loads a file store's file first.
-    nonisolated let storage: Mutex<State>
-    /// Who is told about changes, and the queue their callbacks go through.
-    nonisolated let observers = SettingsObservers()
-    /// The Observation framework's registrar: settings report reads to it, changes reach it
-    /// through ``observers``.
-    @usableFromInline nonisolated let registrar = ObservationRegistrar()
-    /// Bumped on every change to any layer; `@Setting` caches compare it to stay current.
-    @usableFromInline nonisolated let generationCounter = Atomic<UInt64>(0)
+    /// The values: layers, observers, registrar and generation, in one synchronous box that
+    /// every read and write goes through (see ``StoreValues``).
+    @usableFromInline nonisolated let values = StoreValues()
 
     /// The file the user layer is kept in, or `nil` for an in-memory store.
     public nonisolated let url: URL?
@@ -190,7 +183,6 @@ public actor SettingsStore {
         let backend = url.map { FileBackend(url: $0, options: persistence ?? PersistenceOptions(), format: format) }
         self.backend = backend
         self.executor = backend?.executor ?? Self.inMemoryExecutor
-        self.storage = Mutex(State())
         self.loaded = Atomic(url == nil)
         if let backend {
             backend.executor.onStartFailure.locked { $0 = { [weak self] error in self?.reportThreadFailure(error) } }
@@ -206,15 +198,15 @@ public actor SettingsStore {
     /// - Parameter values: initial values of the user layer.
     public static func inMemory(_ values: PlistDictionary = [:]) -> SettingsStore {
         let store = SettingsStore(url: nil, format: .xml)
-        store.storage.locked { s in s.modify(.user) { $0 = values } }
+        store.values.storage.locked { s in s.modify(.user) { $0 = values } }
         return store
     }
 
     /// Runs `body` with the store's state locked, after loading a file store's file if this is
     /// its first use. Never call it with a lock held that the store's executor might need.
-    nonisolated func withState<R>(_ body: (inout State) -> R) -> R {
+    nonisolated func withState<R: ~Copyable>(_ body: (inout State) -> R) -> R {
         ensureLoaded()
-        return storage.locked { (s: inout State) -> R in body(&s) }
+        return values.storage.locked { (s: inout State) -> R in body(&s) }
     }
 
     /// Loads a file store's file at its first use (once; later calls are one atomic load).
@@ -223,7 +215,7 @@ public actor SettingsStore {
     }
 
     /// The change counter: different whenever any layer changed since it was last read.
-    @inlinable nonisolated var generation: UInt64 { generationCounter.load(ordering: .acquiring) }
+    @inlinable nonisolated var generation: UInt64 { values.generation }
 
     // MARK: Reading
 

@@ -79,7 +79,7 @@ extension SettingsStore {
         layered handler: @escaping @Sendable (_ old: SettingsObservers.Resolved?, _ new: SettingsObservers.Resolved?) -> Void
     ) -> SettingsObservation {
         ensureLoaded()  // before the observers' lock: loading may report to handlers that observe
-        let id = observers.add(key: key, current: { storage.locked { $0.resolve(key) } }, onValue: handler)
-        return SettingsObservation { [observers] in observers.remove(id) }
+        let id = values.observers.add(key: key, current: { values.storage.locked { $0.resolve(key) } }, onValue: handler)
+        return SettingsObservation { [observers = values.observers] in observers.remove(id) }
     }
 }

@@ -252,7 +252,7 @@ final class SettingBox<Value: Sendable>: AnySettingBox {
                   let observed = s.observed else { return nil }
             // Reporting the read records it only inside `withObservationTracking`; it calls no
             // user code, so it is safe under the lock (and avoids retaining the store here).
-            s.store.registrar.access(s.store, keyPath: observed)
+            s.store.values.registrar.access(s.store, keyPath: observed)
             return s.cached
         }
         if let hit { return hit }
@@ -282,7 +282,7 @@ final class SettingBox<Value: Sendable>: AnySettingBox {
             s.cachedRegistryVersion = registryVersion
             s.observed = observed
         }
-        store.registrar.access(store, keyPath: observed)
+        store.values.registrar.access(store, keyPath: observed)
         return value
     }
 
