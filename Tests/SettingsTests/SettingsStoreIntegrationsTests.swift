@@ -52,11 +52,24 @@ struct SettingsStoreIntegrationsTests {
         let recorder = Recorder()
         let tap = store.onUserLayerChange { recorder.record($0) }
         try PlistValue.dictionary(["a": 1, "b": 3, "c": ["d": true]]).write(to: dir.file())
-        store.executor.runAndWait { store.reloadIfChanged() }  // on the store's thread, as the watcher does
+        await store.reload()                                  // what the watcher does, at once
         #expect(recorder.all.map(\.origin) == [.externalFile])
         let keys = Set((recorder.all.first?.keys ?? []).map(\.path))
         #expect(keys == ["b", "c/d"])
         _ = tap
+    }
+
+    @Test func reloadingBeforeTheFirstReadLoadsTheFileAndAnInMemoryStoreHasNothingToReload() async throws {
+        let dir = try TemporaryDirectory()
+        try PlistValue.dictionary(["a": 1]).write(to: dir.file())
+        let store = SettingsStore.file(dir.file(), autosaveDelay: nil, externalChanges: .ignored)
+        await store.reload()
+        let loaded = store.loaded.load(ordering: .acquiring)
+        #expect(loaded)
+        #expect(store["a"] == 1)
+        let memory = SettingsStore.inMemory(["a": 2])
+        await memory.reload()
+        #expect(memory["a"] == 2)
     }
 
     @Test func aConditionalBatchAppliesUnderTheLockAnnouncesSyncAndIsSaved() async throws {

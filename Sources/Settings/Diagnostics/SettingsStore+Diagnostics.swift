@@ -6,7 +6,7 @@ import Foundation
 import SettingsPlist
 import Synchronization
 
-extension SettingsStore {
+nonisolated extension SettingsStore {
     /// Receives this store's diagnostics (a malformed or unusable file, a failed autosave, a
     /// stored value of the wrong type); `nil`, the default, sends them to the process-wide
     /// ``SettingsDiagnostics/handler``. It is called with no lock held, so it may read and write
@@ -15,7 +15,7 @@ extension SettingsStore {
     /// ```swift
     /// store.diagnosticsHandler = { diagnostic in logger.warning("\(diagnostic.message)") }
     /// ```
-    public nonisolated var diagnosticsHandler: (@Sendable (SettingsDiagnostic) -> Void)? {
+    public var diagnosticsHandler: (@Sendable (SettingsDiagnostic) -> Void)? {
         get { diagnosticsHandlerBox.locked { $0.call } }
         set { diagnosticsHandlerBox.locked { $0 = DiagnosticsHandlerSlot(call: newValue) } }
     }
@@ -24,7 +24,7 @@ extension SettingsStore {
     /// lock held). A type mismatch is sent once per stored value: reading the same mismatched
     /// value again (another setting of the key, a reload that did not change it) says nothing
     /// new; a new value at the key is reported again.
-    @usableFromInline nonisolated func report(_ diagnostic: SettingsDiagnostic) {
+    @usableFromInline func report(_ diagnostic: SettingsDiagnostic) {
         if diagnostic.kind == .typeMismatch, let key = diagnostic.key {
             let stored = withState { $0.resolve(key)?.value }
             let isNew = reportedMismatches.locked { reported -> Bool in

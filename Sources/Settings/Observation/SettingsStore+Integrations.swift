@@ -2,7 +2,7 @@ import SettingsPlist
 
 /// What a sync integration (such as `SettingsPostgres`) needs from a store: every change to the
 /// user layer, and a conditional batch write under the store's lock.
-extension SettingsStore {
+nonisolated extension SettingsStore {
     /// Calls `handler` with the leaf key paths of the user layer that changed, for every change
     /// from any source: this process's writes (origin `.write`), reloads of the file changed
     /// elsewhere and the other processes' keys adopted after a save (`.externalFile`),
@@ -24,7 +24,7 @@ extension SettingsStore {
     ///
     /// - Parameter handler: the changed leaves and their origin.
     /// - Returns: the observation: keep it to keep receiving changes.
-    public nonisolated func onUserLayerChange(_ handler: @escaping @Sendable (SettingsChange) -> Void) -> SettingsObservation {
+    public func onUserLayerChange(_ handler: @escaping @Sendable (SettingsChange) -> Void) -> SettingsObservation {
         ensureLoaded()
         let id = values.observers.add(onUserLayer: handler)
         return SettingsObservation { [observers = values.observers] in observers.remove(id) }
@@ -52,7 +52,7 @@ extension SettingsStore {
     ///     it must not use the store. Return `false` to skip the key.
     /// - Returns: the keys written.
     @discardableResult
-    public nonisolated func applyToUserLayer(
+    public func applyToUserLayer(
         _ writes: [(key: SettingsKey, value: PlistValue?)],
         origin: SettingsChange.Origin = .sync,
         devices: [SettingsKey: String] = [:],

@@ -15,7 +15,7 @@ import Synchronization
 /// ```
 extension SettingsStore: Observable {}
 
-extension SettingsStore {
+nonisolated extension SettingsStore {
     /// Calls `handler` with every change to the store's effective values: this process's writes,
     /// `reset()`, registered defaults and override files that change what reads see, and changes
     /// made to the file by another process or by hand.
@@ -30,7 +30,7 @@ extension SettingsStore {
     ///
     /// - Parameter handler: called once per change, with the keys whose effective value changed.
     /// - Returns: the observation: keep it to keep receiving changes.
-    public nonisolated func onChange(_ handler: @escaping @Sendable (SettingsChange) -> Void) -> SettingsObservation {
+    public func onChange(_ handler: @escaping @Sendable (SettingsChange) -> Void) -> SettingsObservation {
         ensureLoaded()  // observing is using: the file is read and watched from now on
         let id = values.observers.add(onChange: handler)
         return SettingsObservation { [observers = values.observers] in observers.remove(id) }
@@ -48,7 +48,7 @@ extension SettingsStore {
     ///   - key: the key path; a namespace key reports changes to any key below it.
     ///   - handler: the new value and the old one (`nil`: no layer has the key).
     /// - Returns: the observation: keep it to keep receiving changes.
-    public nonisolated func onChange(
+    public func onChange(
         of key: SettingsKey, _ handler: @escaping @Sendable (_ new: PlistValue?, _ old: PlistValue?) -> Void
     ) -> SettingsObservation {
         onChange(of: key, layered: { old, new in handler(new?.value, old?.value) })
@@ -68,7 +68,7 @@ extension SettingsStore {
     /// }
     /// store["theme"] = "dark"              // delivered to the task, even if it has not started yet
     /// ```
-    public nonisolated var changes: AsyncStream<SettingsChange> {
+    public var changes: AsyncStream<SettingsChange> {
         changes(bufferingNewest: 1024)
     }
 
@@ -88,7 +88,7 @@ extension SettingsStore {
     ///
     /// - Parameter limit: how many unread changes are kept (at least 1).
     /// - Returns: the sequence; observation starts now.
-    public nonisolated func changes(bufferingNewest limit: Int) -> AsyncStream<SettingsChange> {
+    public func changes(bufferingNewest limit: Int) -> AsyncStream<SettingsChange> {
         let buffer = ChangeBuffer(limit: max(1, limit))
         buffer.keep(onChange { [weak buffer] change in buffer?.push(change) })
         return AsyncStream(unfolding: { await buffer.next() }, onCancel: { buffer.finish() })
@@ -104,7 +104,7 @@ extension SettingsStore {
     /// - Parameters:
     ///   - key: the key path.
     ///   - initial: whether the sequence starts with the current value.
-    public nonisolated func values(for key: SettingsKey, initial: Bool = true) -> AsyncStream<PlistValue?> {
+    public func values(for key: SettingsKey, initial: Bool = true) -> AsyncStream<PlistValue?> {
         AsyncStream { continuation in
             let observation = onChange(of: key) { new, _ in continuation.yield(new) }
             if initial { continuation.yield(value(for: key)) }
@@ -113,12 +113,12 @@ extension SettingsStore {
     }
 
     /// What the Observation framework tracks for one key: reading it reads the effective value.
-    nonisolated subscript(observed key: SettingsKey) -> PlistValue? { value(for: key) }
+    subscript(observed key: SettingsKey) -> PlistValue? { value(for: key) }
 
     /// The key path under which reads of `key` are reported to the Observation framework;
     /// from now on, changes to `key` are passed on to the framework. Called by settings when
     /// they fill their cache.
-    nonisolated func observationKeyPath(for key: SettingsKey) -> any ObservedKeyPath {
+    func observationKeyPath(for key: SettingsKey) -> any ObservedKeyPath {
         withState { s in
             if let keyPath = s.tracked[key] { return keyPath }
             let keyPath: any ObservedKeyPath = \SettingsStore.[observed: key]

@@ -29,15 +29,15 @@ extension SettingsStore.State {
     }
 }
 
-extension SettingsStore {
+nonisolated extension SettingsStore {
     /// Reads the file at first use, on the store's executor; the caller waits (once).
-    nonisolated func loadFile() {
+    func loadFile() {
         guard backend != nil else { return }
         executor.runAndWait { self.loadIfNeeded() }
     }
 
     /// Loads the file if that was not done yet (on the store's executor; see ``ensureLoaded()``).
-    nonisolated func loadIfNeeded() {
+    func loadIfNeeded() {
         guard !loaded.load(ordering: .acquiring), let backend else { return }
         let (contents, diagnostics) = backend.withFile { file in
             file.onLockAcquired = { [weak self] in self?.saveSoon() }
@@ -60,7 +60,7 @@ extension SettingsStore {
 
     /// Reports what the file found since the last step (never from inside ``FileBackend/withFile(_:)``:
     /// a diagnostics handler may flush).
-    nonisolated func deliverFileDiagnostics() {
+    func deliverFileDiagnostics() {
         guard let backend else { return }
         let pending = backend.withFile { file in
             defer { file.diagnostics = [] }
@@ -71,7 +71,7 @@ extension SettingsStore {
 
     /// One save attempt, on the store's executor: saves pending changes if the lock is free and
     /// the file is usable.
-    nonisolated func saveOnce() throws(SettingsError) -> SaveResult {
+    func saveOnce() throws(SettingsError) -> SaveResult {
         loadIfNeeded()
         guard let backend else { return .nothing }
         let hasChanges = values.storage.locked { !$0.dirty.isEmpty }
@@ -110,7 +110,7 @@ extension SettingsStore {
     }
 
     /// Lets the store go from ``PendingSaves`` when it has no unsaved changes.
-    nonisolated func releaseIfClean() {
+    func releaseIfClean() {
         values.storage.locked { s in
             guard s.pending, s.dirty.isEmpty else { return }
             s.pending = false
@@ -120,7 +120,7 @@ extension SettingsStore {
 
     /// Reports that the store's persistence thread could not be started (its work runs on a
     /// borrowed Dispatch worker meanwhile; see ``PersistenceExecutor``).
-    nonisolated func reportThreadFailure(_ error: Int32) {
+    func reportThreadFailure(_ error: Int32) {
         let reason = String(cString: strerror(error))
         report(SettingsDiagnostic(.fileError, "\(url?.path ?? "?"): cannot start the settings persistence thread (\(reason)); the file is loaded and saved on a shared worker thread until one can be started"))
     }
@@ -128,7 +128,7 @@ extension SettingsStore {
     /// Looks at the file and, when another process or a person changed it, reloads it and
     /// announces the keys whose effective values changed. Called by the file watcher, on the
     /// store's executor.
-    nonisolated func reloadIfChanged() {
+    func reloadIfChanged() {
         guard loaded.load(ordering: .acquiring), let backend else { return }
         let announcement = backend.withFile { file in file.reloadIfChanged(reconcile: { adopt($0) }) }
         publishStatus()
@@ -138,7 +138,7 @@ extension SettingsStore {
     }
 
     /// Looks at the file on the store's executor, without waiting (see ``reloadIfChanged()``).
-    nonisolated func reloadSoon() {
+    func reloadSoon() {
         executor.submit { [weak self] in self?.reloadIfChanged() }
     }
 
@@ -146,13 +146,13 @@ extension SettingsStore {
     /// program that reads a value and exits never pays for a watch (an inotify instance makes
     /// the kernel wait several milliseconds at exit). Changes made before the watch starts are
     /// found when it does.
-    nonisolated func startWatchingSoon() {
+    func startWatchingSoon() {
         guard let mode = persistence?.externalChanges, mode != .ignored else { return }
         executor.schedule(after: .milliseconds(150)) { [weak self] in self?.startWatching(mode) }
     }
 
     /// Looks at the file once, then watches it (on the store's executor).
-    nonisolated func startWatching(_ mode: ExternalChanges) {
+    func startWatching(_ mode: ExternalChanges) {
         reloadIfChanged()
         switch mode {
         case .automatic:
@@ -165,7 +165,7 @@ extension SettingsStore {
 
     /// Makes the user layer what the file holds, with this process's unsaved changes on top.
     /// Returns what to announce (as a change made elsewhere) once no lock is held.
-    nonisolated func adopt(_ contents: PlistDictionary) -> Announcement? {
+    func adopt(_ contents: PlistDictionary) -> Announcement? {
         commit(.user, origin: .externalFile) { s, audience in
             var user = contents
             for key in s.dirty {
@@ -177,5 +177,14 @@ extension SettingsStore {
             s.modify(.user) { $0 = user }
             return .layer(before: before, userBefore: userBefore)
         }
+    }
+}
+
+// Isolated to the actor: its executor is the store's persistence thread, so these run there.
+extension SettingsStore {
+    /// ``reload()`` on the store's executor.
+    func reloadOnExecutor() {
+        loadIfNeeded()
+        reloadIfChanged()
     }
 }

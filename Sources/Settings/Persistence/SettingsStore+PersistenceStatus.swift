@@ -6,10 +6,10 @@ public import Foundation
 import SettingsPlist
 import Synchronization
 
-extension SettingsStore {
+nonisolated extension SettingsStore {
     /// The problem found when the file was loaded: malformed or unusable, or moved aside since.
     /// `nil` when it loaded cleanly or did not exist.
-    public nonisolated var loadError: SettingsError? {
+    public var loadError: SettingsError? {
         guard let backend else { return nil }
         ensureLoaded()
         return backend.status.locked { $0.loadError }
@@ -44,7 +44,7 @@ extension SettingsStore {
     /// ```swift
     /// store.persistenceStatus.fileWrites    // 1 after a burst of 10,000 writes and a flush
     /// ```
-    public nonisolated var persistenceStatus: PersistenceStatus {
+    public var persistenceStatus: PersistenceStatus {
         let unsaved = values.storage.locked { !$0.dirty.isEmpty }
         var result = backend?.status.locked { $0 } ?? PersistenceStatus(format: .xml)
         result.hasUnsavedChanges = unsaved
@@ -61,7 +61,7 @@ extension SettingsStore {
     /// ```
     ///
     /// An in-memory store has no persistence: its sequence never yields.
-    public nonisolated var persistenceUpdates: AsyncStream<PersistenceStatus> {
+    public var persistenceUpdates: AsyncStream<PersistenceStatus> {
         let (stream, continuation) = AsyncStream.makeStream(of: PersistenceStatus.self, bufferingPolicy: .bufferingNewest(64))
         guard let backend else { return stream }  // an in-memory store: nothing ever happens
         let id = backend.statusListeners.locked { l in
@@ -77,7 +77,7 @@ extension SettingsStore {
 
     /// Copies the file's findings where ``persistenceStatus`` reads them without waiting.
     /// Runs on the store's executor.
-    nonisolated func publishStatus(saveError: SettingsError?? = nil, settling: Bool = false) {
+    func publishStatus(saveError: SettingsError?? = nil, settling: Bool = false) {
         guard let backend else { return }
         let file = backend.withFile { (writes: $0.writes, reloads: $0.reloads, movedAside: $0.movedAside, loadError: $0.loadError, format: $0.format) }
         var current = backend.status.locked { s in

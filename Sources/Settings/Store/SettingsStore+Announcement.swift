@@ -2,7 +2,7 @@ import Observation
 import SettingsPlist
 import Synchronization
 
-extension SettingsStore {
+nonisolated extension SettingsStore {
     /// One change to one layer: worked out under the store's lock by ``commit(_:origin:_:)`` (the
     /// one write path: every write, registration, override, migration, sync, save and reload
     /// goes through it) and delivered by ``deliver(_:)`` once the lock is released.
@@ -62,7 +62,7 @@ extension SettingsStore {
     ///   - edit: changes the state under the lock, keeping what the ``Audience`` needs.
     /// - Returns: what to ``deliver(_:)`` once no lock is held, or `nil` when nothing changed.
     @inline(__always)  // one write path, without a copy of its result on the way (the single-key write is the hot path)
-    nonisolated func commit(_ layer: SettingsLayer, origin: SettingsChange.Origin, _ edit: (inout State, Audience) -> Edit) -> Announcement? {
+    func commit(_ layer: SettingsLayer, origin: SettingsChange.Origin, _ edit: (inout State, Audience) -> Edit) -> Announcement? {
         let announcement = withState { s -> Announcement? in
             let audience = Audience(observing: values.observers.isActive, tracking: !s.tracked.isEmpty,
                                     userLayer: layer == .user && values.observers.watchesUserLayer)
@@ -97,7 +97,7 @@ extension SettingsStore {
     ///   - layer: the layer `body` changes (only it is compared to find what changed).
     ///   - origin: what the change is announced as.
     ///   - body: changes the state; it runs under the store's lock.
-    nonisolated func replace(_ layer: SettingsLayer, origin: SettingsChange.Origin, _ body: (inout State) -> Void) {
+    func replace(_ layer: SettingsLayer, origin: SettingsChange.Origin, _ body: (inout State) -> Void) {
         deliver(commit(layer, origin: origin) { s, audience in
             let before = audience.comparing ? s.layers : nil
             let userBefore = audience.userLayer ? s[.user] : nil
@@ -109,7 +109,7 @@ extension SettingsStore {
     /// Delivers a change, with no lock held: schedules the autosave it asks for, tells the
     /// Observation framework, then the observers, then the user-layer observers.
     @inline(__always)
-    nonisolated func deliver(_ announcement: consuming Announcement?) {
+    func deliver(_ announcement: consuming Announcement?) {
         guard let announcement = consume announcement else { return }
         if announcement.save { scheduleSave() }
         announce(announcement.keyPaths)
@@ -128,7 +128,7 @@ extension SettingsStore {
 
     /// Tells the Observation framework that tracked keys changed (never with a lock held: its
     /// `onChange` closures run from here).
-    nonisolated func announce(_ keyPaths: TrackedKeyPaths) {
+    func announce(_ keyPaths: TrackedKeyPaths) {
         guard let first = keyPaths.first else { return }
         values.registrar.willSet(self, keyPath: first)
         values.registrar.didSet(self, keyPath: first)
@@ -139,7 +139,7 @@ extension SettingsStore {
     }
 
     /// Delivers a change to the observers (never called with a lock held).
-    nonisolated func publish(_ keys: [SettingsKey], origin: SettingsChange.Origin) {
+    func publish(_ keys: [SettingsKey], origin: SettingsChange.Origin) {
         values.observers.publish(keys, origin: origin) { keys in
             values.storage.locked { s in keys.map { s.resolve($0) } }
         }

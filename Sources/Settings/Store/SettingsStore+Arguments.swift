@@ -10,7 +10,7 @@ import Synchronization
 // arguments and `PREFIX_KEY=value` environment variables. Both only ever write the volatile layer,
 // which is never saved.
 
-extension SettingsStore {
+nonisolated extension SettingsStore {
     /// Reads `-key value` pairs from command-line arguments into the volatile layer, as
     /// NSUserDefaults fills its argument domain.
     ///
@@ -42,7 +42,7 @@ extension SettingsStore {
     /// - Returns: the diagnostics; each is also sent to ``SettingsDiagnostics/handler``. A program
     ///   with single-dash flags of its own (`-v`) should pass only the arguments meant for settings.
     @discardableResult
-    public nonisolated func applyArguments(_ arguments: [String] = CommandLine.arguments) -> [SettingsDiagnostic] {
+    public func applyArguments(_ arguments: [String] = CommandLine.arguments) -> [SettingsDiagnostic] {
         var assignments: [(source: String, key: SettingsKey, text: String)] = []
         var diagnostics: [SettingsDiagnostic] = []
         var i = 1
@@ -105,7 +105,7 @@ extension SettingsStore {
     ///   - environment: the variables (default: this process's).
     /// - Returns: the diagnostics; each is also sent to ``SettingsDiagnostics/handler``.
     @discardableResult
-    public nonisolated func applyEnvironment(prefix: String, _ environment: [String: String] = ProcessInfo.processInfo.environment) -> [SettingsDiagnostic] {
+    public func applyEnvironment(prefix: String, _ environment: [String: String] = ProcessInfo.processInfo.environment) -> [SettingsDiagnostic] {
         let lead = prefix.hasSuffix("_") ? prefix : prefix + "_"
         let recorded = String(lead.dropLast())
         if values.storage.locked({ $0.sources.recordEnvironmentPrefix(recorded) }) { layersManifestChanged() }
@@ -201,7 +201,7 @@ extension SettingsStore {
 
     /// Parses and writes assignments to the volatile layer under one lock, bumping the
     /// generation once. Returns the diagnostics for literals that fell back to strings.
-    nonisolated func applyVolatile(_ assignments: [(source: String, key: SettingsKey, text: String)], describedAs kind: String) -> [SettingsDiagnostic] {
+    func applyVolatile(_ assignments: [(source: String, key: SettingsKey, text: String)], describedAs kind: String) -> [SettingsDiagnostic] {
         guard !assignments.isEmpty else { return [] }
         var diagnostics: [SettingsDiagnostic] = []
         replace(.volatile, origin: .volatile) { s in

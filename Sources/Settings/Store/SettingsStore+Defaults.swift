@@ -5,7 +5,7 @@ public import Foundation
 #endif
 public import SettingsPlist
 
-extension SettingsStore {
+nonisolated extension SettingsStore {
     /// Registers defaults from code and checks a settings value against every registration so far.
     ///
     /// ```swift
@@ -23,7 +23,7 @@ extension SettingsStore {
     ///   that has no registered default and did not opt out; each is also sent to
     ///   ``SettingsDiagnostics/handler``.
     @discardableResult
-    public nonisolated func registerDefaults(_ defaults: PlistDictionary, checking settings: Any? = nil) -> [SettingsDiagnostic] {
+    public func registerDefaults(_ defaults: PlistDictionary, checking settings: Any? = nil) -> [SettingsDiagnostic] {
         register(defaults: defaults)
         return checkDefaults(of: settings, registeredIn: "the registered defaults")
     }
@@ -49,7 +49,7 @@ extension SettingsStore {
     ///   parsed (the `PlistError` with its position inside), whose root is not a dictionary, or a
     ///   malformed `Settings.bundle` pane.
     @discardableResult
-    public nonisolated func registerDefaults(contentsOf url: URL, checking settings: Any? = nil) throws(SettingsError) -> [SettingsDiagnostic] {
+    public func registerDefaults(contentsOf url: URL, checking settings: Any? = nil) throws(SettingsError) -> [SettingsDiagnostic] {
         var defaults = try Self.readDictionary(at: url)
         if SettingsBundleReader.isSettingsPane(defaults) {
             defaults = try SettingsBundleReader.defaults(fromRootPane: defaults, at: url)
@@ -87,7 +87,7 @@ extension SettingsStore {
     ///   - settings: the value to check, or `nil` for no check.
     ///   - source: how the latest registration is named in the message.
     /// - Returns: the warnings, each already reported.
-    nonisolated func checkDefaults(of settings: Any?, registeredIn source: String) -> [SettingsDiagnostic] {
+    func checkDefaults(of settings: Any?, registeredIn source: String) -> [SettingsDiagnostic] {
         guard let settings else { return [] }
         Self.bind(settings)
         let containerName = String(describing: type(of: settings))

@@ -11,7 +11,7 @@ public import SettingsPlist
 /// for scripts. The `settings explain` tool prints the same report, built from the files.
 public typealias SettingsExplanation = PlistLayerReport
 
-extension SettingsStore {
+nonisolated extension SettingsStore {
     /// Explains where the value of `key` comes from: each layer's value, top to bottom, with its
     /// source (the argument or environment variable, the override file, the user's file, the
     /// defaults file or code), which one wins, the key's earlier names, and for a missing key why.
@@ -30,7 +30,7 @@ extension SettingsStore {
     ///
     /// - Parameter key: the key path.
     /// - Returns: the explanation.
-    public nonisolated func explain(_ key: SettingsKey) -> SettingsExplanation {
+    public func explain(_ key: SettingsKey) -> SettingsExplanation {
         let userSource = url?.path ?? "in memory"
         let provenanceNote = provenance(of: key)?.summary  // before the lock: it takes it itself
         return withState { s in
@@ -52,7 +52,7 @@ extension SettingsStore {
     }
 
     /// What can set a volatile value here, for a row that has none.
-    private nonisolated func volatileSourcesText(_ sources: LayerSources) -> String {
+    private func volatileSourcesText(_ sources: LayerSources) -> String {
         sources.environmentPrefix.map { "command line, environment (\($0)_...)" } ?? "command line"
     }
 
@@ -84,7 +84,7 @@ extension SettingsStore {
 
     /// Records a defaults or overrides registration (its file, or code when `path` is `nil`),
     /// moves values under old names to their new ones, and updates the manifest.
-    nonisolated func recordRegistration(_ layer: SettingsLayer, _ registered: PlistDictionary, path: String?) {
+    func recordRegistration(_ layer: SettingsLayer, _ registered: PlistDictionary, path: String?) {
         values.storage.locked { s in
             if layer == .overrides {
                 s.sources.overrides.record(registered, path: path)
@@ -98,14 +98,14 @@ extension SettingsStore {
 
     /// Writes the `layers.plist` manifest beside a file store's file soon, on the store's own
     /// thread (never on the caller's: registering a file or a rename does no file work itself).
-    nonisolated func layersManifestChanged() {
+    func layersManifestChanged() {
         guard url != nil else { return }
         executor.schedule(after: .zero) { [weak self] in self?.writeLayersManifest() }
     }
 
     /// Writes the manifest when it differs from the one on disk; a failure is a diagnostic
     /// (on the store's executor).
-    nonisolated func writeLayersManifest() {
+    func writeLayersManifest() {
         guard let url else { return }
         let manifest = values.storage.locked { $0.sources.manifest }
         do {

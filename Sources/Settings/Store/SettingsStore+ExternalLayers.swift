@@ -46,7 +46,7 @@ final class AskedKeys: Sendable {
     var keys: [SettingsKey] { keySet.locked { Array($0) } }
 }
 
-extension SettingsStore {
+nonisolated extension SettingsStore {
     /// Adds a read-only layer whose values come from outside the store: a configuration
     /// provider, a secrets service, anything that can answer "what is the value at this key?".
     ///
@@ -76,7 +76,7 @@ extension SettingsStore {
     ///     below it as a hint of the type wanted (`nil` when they have none).
     /// - Returns: `false` (and nothing changes) when the store already has a layer of that name.
     @discardableResult
-    public nonisolated func addExternalLayer(
+    public func addExternalLayer(
         named name: String, placement: SettingsLayerPlacement,
         lookup: @escaping @Sendable (_ key: SettingsKey, _ hint: PlistValue?) -> PlistValue?
     ) -> Bool {
@@ -103,7 +103,7 @@ extension SettingsStore {
     /// - Parameters:
     ///   - name: the layer's name.
     ///   - lookup: the new lookup (see ``addExternalLayer(named:placement:lookup:)``).
-    public nonisolated func updateExternalLayer(
+    public func updateExternalLayer(
         named name: String, lookup: @escaping @Sendable (_ key: SettingsKey, _ hint: PlistValue?) -> PlistValue?
     ) {
         replace(.provider(name), origin: .provider) { s in
@@ -116,12 +116,12 @@ extension SettingsStore {
     /// Removes an external layer; the values it hid show again (and are announced).
     ///
     /// - Parameter name: the layer's name.
-    public nonisolated func removeExternalLayer(named name: String) {
+    public func removeExternalLayer(named name: String) {
         replace(.provider(name), origin: .provider) { s in s.layers.removeExternal(named: name) }
     }
 
     /// The names of the store's external layers, highest first.
-    public nonisolated var externalLayerNames: [String] {
+    public var externalLayerNames: [String] {
         withState { s in
             s.layers.stack.compactMap { entry in
                 if case .external(let index) = entry { s.layers.external[index].name } else { nil }
@@ -138,9 +138,9 @@ extension SettingsStore {
     /// await store.reload()
     /// let level = store["log/level"]
     /// ```
-    public func reload() {
-        loadIfNeeded()
-        reloadIfChanged()
+    public func reload() async {
+        guard backend != nil else { return }  // an in-memory store has no file
+        await reloadOnExecutor()
     }
 }
 

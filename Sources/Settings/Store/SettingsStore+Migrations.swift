@@ -5,7 +5,7 @@ import Foundation
 #endif
 import SettingsPlist
 
-extension SettingsStore {
+nonisolated extension SettingsStore {
     /// Brings the user's values up to the current schema: runs the steps of `migrations` numbered
     /// above the version stored in the file (its top-level `"$version"` key, 0 when absent), then
     /// records the current version. The changes are saved like any other write and announced with
@@ -26,7 +26,7 @@ extension SettingsStore {
     ///   stored `"$version"` is not an integer; `.unstorable` when the migrated values nest
     ///   deeper than readers accept (512 levels). Nothing is changed then.
     @discardableResult
-    public nonisolated func migrate(with migrations: SettingsMigrations) throws(SettingsError) -> Int {
+    public func migrate(with migrations: SettingsMigrations) throws(SettingsError) -> Int {
         let source = url?.path ?? "in-memory store"
         var failure: SettingsError?
         var from = 0

@@ -4,7 +4,7 @@ public import FoundationEssentials
 public import Foundation
 #endif
 
-extension SettingsStore {
+nonisolated extension SettingsStore {
     /// Lays the plist file at `url` over the override layer (TFOptionsKit's target-specific
     /// options): merged deeply, so a nested dictionary in the file replaces only the keys it names,
     /// and a file loaded later wins over one loaded earlier. Override values are read-only: they
@@ -23,7 +23,7 @@ extension SettingsStore {
     ///   exist, ``SettingsError/Code/invalidFile`` when it cannot be read or parsed (the
     ///   `PlistError` with its position inside) or its root is not a dictionary. Nothing is
     ///   changed then.
-    public nonisolated func loadOverrides(contentsOf url: URL) throws(SettingsError) {
+    public func loadOverrides(contentsOf url: URL) throws(SettingsError) {
         addOverrides(try Self.readDictionary(at: url), path: url.path)
     }
 }

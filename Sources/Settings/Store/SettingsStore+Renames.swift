@@ -136,7 +136,7 @@ extension SettingsStore.State {
     }
 }
 
-extension SettingsStore {
+nonisolated extension SettingsStore {
     /// Declares that `key` was called `formerly` before: when `key` has no value, the first old
     /// name present is read instead, and the move is made for good.
     ///
@@ -164,7 +164,7 @@ extension SettingsStore {
     /// - Parameters:
     ///   - key: the key path now.
     ///   - formerly: its earlier key paths, the first one looked at first.
-    public nonisolated func registerRename(of key: SettingsKey, formerly: [SettingsKey]) {
+    public func registerRename(of key: SettingsKey, formerly: [SettingsKey]) {
         let old = formerly.filter { $0 != key }
         guard !old.isEmpty, values.storage.locked({ $0.sources.addRename(key, formerly: old) }) else { return }
         layersManifestChanged()
@@ -176,7 +176,7 @@ extension SettingsStore {
     ///
     /// - Parameter key: the key path now.
     /// - Returns: its earlier key paths, or none.
-    public nonisolated func formerNames(of key: SettingsKey) -> [SettingsKey] {
+    public func formerNames(of key: SettingsKey) -> [SettingsKey] {
         values.storage.locked { $0.sources.formerNames(of: key) }
     }
 
@@ -185,7 +185,7 @@ extension SettingsStore {
     /// just given under the old name wins) and when a rename is declared or the file loads (a
     /// value under the new name wins); a store whose file is not loaded yet is not loaded for it
     /// (its user layer is moved when it loads).
-    nonisolated func moveRenamedKeys(in layer: SettingsLayer, overwriting: Bool = false) {
+    func moveRenamedKeys(in layer: SettingsLayer, overwriting: Bool = false) {
         guard values.storage.locked({ $0.hasRenamedKeys(in: layer, overwriting: overwriting) }) else { return }
         var moves: [RenamedKeyMove] = []
         if loaded.load(ordering: .acquiring) {

@@ -9,7 +9,7 @@ import Synchronization
 // TFOptionsKit's options API: typed look-ups with a default, throwing ones without, namespaces,
 // and typed keys for `store[.timeout]`.
 
-extension SettingsStore {
+nonisolated extension SettingsStore {
     /// An in-memory store whose registered defaults come from an options plist (a plain dictionary
     /// or a `Settings.bundle` pane), with override files laid over them in order.
     ///
@@ -47,7 +47,7 @@ extension SettingsStore {
     /// - Parameters:
     ///   - key: the key path.
     ///   - defaultValue: the value when there is none, or none of the right type.
-    public nonisolated func value<Value: SettingsValue>(_ key: SettingsKey, default defaultValue: Value) -> Value {
+    public func value<Value: SettingsValue>(_ key: SettingsKey, default defaultValue: Value) -> Value {
         do {
             return try decodedValue(for: key, as: Value.self) ?? defaultValue
         } catch {
@@ -67,7 +67,7 @@ extension SettingsStore {
     ///   - namespace: the dictionary's key path, or `nil` for the top level.
     ///   - key: the key inside it, taken literally (a `/` in it is part of the key).
     ///   - defaultValue: the value when there is none, or none of the right type.
-    public nonisolated func value<Value: SettingsValue>(at namespace: SettingsKey?, _ key: String, default defaultValue: Value) -> Value {
+    public func value<Value: SettingsValue>(at namespace: SettingsKey?, _ key: String, default defaultValue: Value) -> Value {
         value(Self.key(key, in: namespace), default: defaultValue)
     }
 
@@ -85,7 +85,7 @@ extension SettingsStore {
     ///   - type: the type wanted (inferred from the context when omitted).
     /// - Throws: ``SettingsError`` with ``SettingsError/Code/missingKey`` saying which part of the
     ///   path exists, or ``SettingsError/Code/typeMismatch`` naming both types and the layer.
-    public nonisolated func requiredValue<Value: SettingsValue>(for key: SettingsKey, as type: Value.Type = Value.self) throws(SettingsError) -> Value {
+    public func requiredValue<Value: SettingsValue>(for key: SettingsKey, as type: Value.Type = Value.self) throws(SettingsError) -> Value {
         guard let value = try decodedValue(for: key, as: type) else { throw missingKeyError(for: key) }
         return value
     }
@@ -103,7 +103,7 @@ extension SettingsStore {
     ///   - type: the type wanted (inferred from the context when omitted).
     /// - Throws: ``SettingsError`` with ``SettingsError/Code/missingKey`` or
     ///   ``SettingsError/Code/typeMismatch``.
-    public nonisolated func requiredValue<Value: SettingsValue>(
+    public func requiredValue<Value: SettingsValue>(
         at namespace: SettingsKey?, _ key: String, as type: Value.Type = Value.self
     ) throws(SettingsError) -> Value {
         try requiredValue(for: Self.key(key, in: namespace), as: type)
@@ -124,13 +124,13 @@ extension SettingsStore {
     /// The decoded value for `key`, or `nil` when no layer has one.
     ///
     /// - Throws: ``SettingsError/Code/typeMismatch`` when the value does not decode as `Value`.
-    nonisolated func decodedValue<Value: SettingsValue>(for key: SettingsKey, as type: Value.Type) throws(SettingsError) -> Value? {
+    func decodedValue<Value: SettingsValue>(for key: SettingsKey, as type: Value.Type) throws(SettingsError) -> Value? {
         guard let resolved = withState({ $0.resolve(key) }) else { return nil }
         return try Self.transformer(for: type).decode(resolved.value, key: key, source: resolved.layer)
     }
 
     /// A ``SettingsError/Code/missingKey`` error for `key` saying how far its path exists.
-    nonisolated func missingKeyError(for key: SettingsKey) -> SettingsError {
+    func missingKeyError(for key: SettingsKey) -> SettingsError {
         let detail = withState { s in s.explainMissing(key) }
         return SettingsError(.missingKey, key: key, detail: detail)
     }
@@ -138,7 +138,7 @@ extension SettingsStore {
 
 // MARK: - Typed keys
 
-extension SettingsStore {
+nonisolated extension SettingsStore {
     /// A key with its value type and default, for `store[.timeout]` (sindresorhus/Defaults style).
     ///
     /// ```swift
@@ -180,7 +180,7 @@ extension SettingsStore {
     /// ```swift
     /// store[.timeout] += 5
     /// ```
-    public nonisolated subscript<Value>(key: Key<Value>) -> Value {
+    public subscript<Value>(key: Key<Value>) -> Value {
         get {
             if !key.formerly.isEmpty { registerRename(of: key.key, formerly: key.formerly) }
             return value(key.key, default: key.defaultValue)

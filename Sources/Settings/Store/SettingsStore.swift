@@ -216,13 +216,16 @@ public actor SettingsStore {
 
     /// The change counter: different whenever any layer changed since it was last read.
     @inlinable nonisolated var generation: UInt64 { values.generation }
+}
 
+// Reads and writes: synchronous, on the caller's thread, never waiting for the file.
+nonisolated extension SettingsStore {
     // MARK: Reading
 
     /// The effective value for `key`: the highest layer's, or `nil` when no layer has it.
     ///
     /// - Parameter key: the key path, e.g. `"Network/timeout"`.
-    public nonisolated func value(for key: SettingsKey) -> PlistValue? {
+    public func value(for key: SettingsKey) -> PlistValue? {
         withState { $0.resolve(key)?.value }
     }
 
@@ -233,7 +236,7 @@ public actor SettingsStore {
     /// ```
     ///
     /// - Parameter key: the key path.
-    public nonisolated func source(of key: SettingsKey) -> SettingsLayer? {
+    public func source(of key: SettingsKey) -> SettingsLayer? {
         withState { $0.resolve(key)?.layer }
     }
 
@@ -242,19 +245,19 @@ public actor SettingsStore {
     /// - Parameters:
     ///   - key: the key path.
     ///   - layer: the layer to look in.
-    public nonisolated func value(for key: SettingsKey, in layer: SettingsLayer) -> PlistValue? {
+    public func value(for key: SettingsKey, in layer: SettingsLayer) -> PlistValue? {
         withState { $0[layer].value(at: key.components) }
     }
 
     /// The whole of one layer.
     ///
     /// - Parameter layer: the layer.
-    public nonisolated func contents(of layer: SettingsLayer) -> PlistDictionary {
+    public func contents(of layer: SettingsLayer) -> PlistDictionary {
         withState { $0[layer] }
     }
 
     /// Every layer merged: what reads see, as one dictionary.
-    public nonisolated var effectiveValues: PlistDictionary {
+    public var effectiveValues: PlistDictionary {
         withState { $0.layers.effectiveValues }
     }
 
@@ -265,7 +268,7 @@ public actor SettingsStore {
     /// store["username"] = "derek"
     /// let name = store["username"]?.stringValue
     /// ```
-    public nonisolated subscript(key: SettingsKey) -> PlistValue? {
+    public subscript(key: SettingsKey) -> PlistValue? {
         get { value(for: key) }
         set { set(newValue, for: key) }
     }
@@ -277,19 +280,19 @@ public actor SettingsStore {
     /// - Parameters:
     ///   - value: the new value, or `nil` to remove.
     ///   - key: the key path; intermediate dictionaries are created.
-    public nonisolated func set(_ value: PlistValue?, for key: SettingsKey) {
+    public func set(_ value: PlistValue?, for key: SettingsKey) {
         change(.user, key: key, to: value)
     }
 
     /// Removes the user's value for `key`, so the next layer down shows.
     ///
     /// - Parameter key: the key path.
-    public nonisolated func removeValue(for key: SettingsKey) {
+    public func removeValue(for key: SettingsKey) {
         change(.user, key: key, to: nil)
     }
 
     /// Removes every value of the user layer (Palau's `clear()` for the whole store).
-    public nonisolated func removeAllUserValues() {
+    public func removeAllUserValues() {
         replace(.user, origin: .write) { s in
             for key in s[.user].keys { s.markDirtyKeepingAlive(SettingsKey(components: [key]), store: self) }
             s.modify(.user) { $0 = PlistDictionary() }
@@ -301,7 +304,7 @@ public actor SettingsStore {
     /// - Parameters:
     ///   - value: the value, or `nil` to remove the volatile value.
     ///   - key: the key path.
-    public nonisolated func setVolatile(_ value: PlistValue?, for key: SettingsKey) {
+    public func setVolatile(_ value: PlistValue?, for key: SettingsKey) {
         change(.volatile, key: key, to: value)
     }
 
@@ -312,12 +315,12 @@ public actor SettingsStore {
     /// ```
     ///
     /// - Parameter defaults: the defaults, nested dictionaries for namespaces.
-    public nonisolated func register(defaults: PlistDictionary) {
+    public func register(defaults: PlistDictionary) {
         register(defaults: defaults, path: nil)
     }
 
     /// Registers defaults read from the file at `path` (`nil`: from code).
-    nonisolated func register(defaults: PlistDictionary, path: String?) {
+    func register(defaults: PlistDictionary, path: String?) {
         if let refusal = defaults.nestingRefusal() {
             report(SettingsDiagnostic(.writeRefused, key: refusal.key, "\(refusal); the defaults were not registered"))
             return
@@ -329,12 +332,12 @@ public actor SettingsStore {
     /// Lays `overrides` over the override layer, merged deeply (TFOptionsKit's target options).
     ///
     /// - Parameter overrides: the override values.
-    public nonisolated func addOverrides(_ overrides: PlistDictionary) {
+    public func addOverrides(_ overrides: PlistDictionary) {
         addOverrides(overrides, path: nil)
     }
 
     /// Lays overrides read from the file at `path` (`nil`: from code) over the override layer.
-    nonisolated func addOverrides(_ overrides: PlistDictionary, path: String?) {
+    func addOverrides(_ overrides: PlistDictionary, path: String?) {
         if let refusal = overrides.nestingRefusal() {
             report(SettingsDiagnostic(.writeRefused, key: refusal.key, "\(refusal); the overrides were not added"))
             return
@@ -345,7 +348,7 @@ public actor SettingsStore {
 
     /// The one single-key write path: changes one key of one layer through
     /// ``commit(_:origin:_:)`` and delivers the change when the key's value changed.
-    nonisolated func change(_ layer: SettingsLayer, key: SettingsKey, to value: PlistValue?) {
+    func change(_ layer: SettingsLayer, key: SettingsKey, to value: PlistValue?) {
         if let refusal = key.refusal(toStore: value, sizeLimit: layer == .user ? persistence?.maximumFileSize : nil) {
             report(SettingsDiagnostic(.writeRefused, key: key, "\(refusal); nothing was changed"))
             return

@@ -72,9 +72,9 @@ extension ReadOnlySetting {
     }
 }
 
-extension SettingsStore {
+nonisolated extension SettingsStore {
     /// Observes `key` with the layers of the old and new values (for typed observers).
-    nonisolated func onChange(
+    func onChange(
         of key: SettingsKey,
         layered handler: @escaping @Sendable (_ old: SettingsObservers.Resolved?, _ new: SettingsObservers.Resolved?) -> Void
     ) -> SettingsObservation {
