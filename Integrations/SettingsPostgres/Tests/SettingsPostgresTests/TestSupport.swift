@@ -100,16 +100,18 @@ final class Collector<Element: Sendable>: Sendable {
 
 /// A direct connection to the test server, for planting rows and reading counters.
 /// `superuser`: as the administrator of test-server.sh; else as `user` (default the sync user `settings`).
+/// `database`: another database of the test server than the tests' own.
 @discardableResult
 func withTestConnection<T: Sendable>(
-    superuser: Bool = false, user: (name: String, password: String)? = nil, _ body: (PostgresConnection) async throws -> T
+    superuser: Bool = false, user: (name: String, password: String)? = nil, database: String? = nil,
+    _ body: (PostgresConnection) async throws -> T
 ) async throws -> T {
     let env = ProcessInfo.processInfo.environment
     let config = PostgresConnection.Configuration(
         host: env["SETTINGS_PG_HOST"] ?? "127.0.0.1", port: TestServer.port,
         username: superuser ? "postgres" : user?.name ?? env["SETTINGS_PG_USER"] ?? "settings",
         password: superuser ? TestServer.adminPassword : user?.password ?? env["SETTINGS_PG_PASSWORD"],
-        database: env["SETTINGS_PG_DATABASE"], tls: .disable)
+        database: database ?? env["SETTINGS_PG_DATABASE"], tls: .disable)
     let conn = try await PostgresConnection.connect(configuration: config, id: 1, logger: Logger(label: "tests"))
     do {
         let result = try await body(conn)
