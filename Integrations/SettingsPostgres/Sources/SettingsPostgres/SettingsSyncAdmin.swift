@@ -17,6 +17,10 @@ import PostgresNIO
 public struct SettingsSyncAdmin: Sendable {
     let server: PostgresURL
     let logger: Logger
+    /// How long ``install()`` keeps starting over while devices or another administrator hold a
+    /// lock it needs (each try waits at most ``SyncSchema/lockTimeout`` per lock), and how long
+    /// one statement of ``check()`` waits for a lock. Tests shorten it.
+    var lockWait: Duration = .seconds(30)
 
     /// An administrator connection to make, from `url` (as ``SettingsSync/postgres(url:password:store:app:scope:secrets:logger:)``).
     ///
@@ -33,15 +37,37 @@ public struct SettingsSyncAdmin: Sendable {
     /// Creates or updates the schema, its policies and grants, and the `settings_sync_device` role.
     /// Idempotent; a version-1 schema's tables are kept as `settings_sync_v1_*`.
     ///
+    /// Safe to run while devices sync: it takes every table lock it needs first, in the order
+    /// devices take them, each with a short lock timeout; when a lock is busy it rolls back and
+    /// starts over (for up to 30 s), so neither it nor a device fails with a deadlock. Devices
+    /// wait a moment while it runs.
+    ///
     /// - Throws: ``SettingsSyncError/admin(_:)`` when the role may not bypass row-level security,
-    ///   or the server's error.
+    ///   when the server cannot be reached, or naming the statement that failed and the server's
+    ///   message (for example `canceling statement due to lock timeout (55P03)` when the tables
+    ///   stayed locked for 30 s).
     public func install() async throws {
-        try await withConnection { conn in
-            let rows = try await conn.query("SELECT rolsuper OR rolbypassrls FROM pg_roles WHERE rolname = current_user", logger: logger)
-                .decode(Bool.self).reduce(into: false) { $0 = $1 }
-            guard rows else { throw SettingsSyncError.admin("install needs a superuser (or a role with BYPASSRLS and CREATEROLE)") }
-            try await transaction(conn) {
-                for statement in SyncSchema.statements { try await conn.query(PostgresQuery(unsafeSQL: statement), logger: logger) }
+        try await withConnection("install") { conn in
+            let allowed = try await rows(conn, "install", "SELECT rolsuper OR rolbypassrls FROM pg_roles WHERE rolname = current_user") {
+                try $0.decode(Bool.self)
+            }
+            guard allowed.first == true else { throw SettingsSyncError.admin("install needs a superuser (or a role with BYPASSRLS and CREATEROLE)") }
+            let deadline = ContinuousClock.now + lockWait
+            var attempt = 0
+            while true {
+                attempt += 1
+                do {
+                    try await transaction(conn, "install") {
+                        for (index, statement) in SyncSchema.statements.enumerated() {
+                            _ = try await rows(conn, "install (statement \(index + 1) of \(SyncSchema.statements.count))", PostgresQuery(unsafeSQL: statement)) { _ in () }
+                        }
+                    }
+                    return
+                } catch let failure as AdminFailure where failure.isLockConflict && ContinuousClock.now < deadline {
+                    logger.debug("install: \(failure.description); starting over (attempt \(attempt))")
+                    // Backoff with jitter, so that the devices' statements queued meanwhile run first.
+                    try await Task.sleep(for: .milliseconds(Int.random(in: 20...(50 * min(attempt, 10)))))
+                }
             }
         }
     }
@@ -58,7 +84,7 @@ public struct SettingsSyncAdmin: Sendable {
         guard !password.isEmpty, !password.unicodeScalars.contains(where: { $0.value == 0 }) else {
             throw SettingsSyncError.admin("the password must be non-empty and contain no NUL")
         }
-        try await withConnection { conn in
+        try await withConnection("add-user") { conn in
             // The server quotes the name and the password (format %I, %L); the text never reaches a log of ours.
             let sql = try await conn.query(
                 "SELECT format('CREATE ROLE %I LOGIN PASSWORD %L IN ROLE \(unescaped: SyncSchema.deviceRole)', \(name)::text, \(password)::text)",
@@ -72,25 +98,25 @@ public struct SettingsSyncAdmin: Sendable {
     ///
     /// - Parameter name: a role made by ``addUser(_:password:)``.
     /// - Returns: how many spaces were removed.
-    /// - Throws: ``SettingsSyncError/admin(_:)`` for a bad name or a role that is not a sync user.
+    /// - Throws: ``SettingsSyncError/admin(_:)`` for a bad name or a role that is not a sync user,
+    ///   or naming the statement that failed and the server's message.
     @discardableResult
     public func removeUser(_ name: String) async throws -> Int {
         try Self.checkRoleName(name)
-        return try await withConnection { conn in
-            let member = try await conn.query(
-                "SELECT pg_has_role(oid, '\(unescaped: SyncSchema.deviceRole)', 'MEMBER') FROM pg_roles WHERE rolname = \(name)::text::name",
-                logger: logger
-            ).decode(Bool.self).reduce(into: false) { $0 = $1 }
-            guard member else { throw SettingsSyncError.admin("\(name) is not a sync user (a member of \(SyncSchema.deviceRole))") }
+        return try await withConnection("remove-user") { conn in
+            let member = try await rows(
+                conn, "remove-user", "SELECT pg_has_role(oid, '\(unescaped: SyncSchema.deviceRole)', 'MEMBER') FROM pg_roles WHERE rolname = \(name)::text::name"
+            ) { try $0.decode(Bool.self) }
+            guard member.first == true else { throw SettingsSyncError.admin("\(name) is not a sync user (a member of \(SyncSchema.deviceRole))") }
             var spaces = 0
-            try await transaction(conn) {
-                spaces = try await conn.query("WITH gone AS (DELETE FROM settings_sync_spaces WHERE owner = \(name)::text::name RETURNING 1) SELECT count(*)::int FROM gone", logger: logger)
-                    .decode(Int.self).reduce(into: 0) { $0 = $1 }
+            try await transaction(conn, "remove-user") {
+                spaces = try await rows(
+                    conn, "remove-user", "WITH gone AS (DELETE FROM settings_sync_spaces WHERE owner = \(name)::text::name RETURNING 1) SELECT count(*)::int FROM gone"
+                ) { try $0.decode(Int.self) }.last ?? 0
                 // Its devices' sessions end now, not when they next disconnect.
-                try await conn.query("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE usename = \(name)::text::name", logger: logger)
-                let drop = try await conn.query("SELECT format('DROP ROLE %I', \(name)::text)", logger: logger)
-                    .decode(String.self).reduce(into: "") { $0 = $1 }
-                try await conn.query(PostgresQuery(unsafeSQL: drop), logger: logger)
+                _ = try await rows(conn, "remove-user", "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE usename = \(name)::text::name") { _ in () }
+                let drop = try await rows(conn, "remove-user", "SELECT format('DROP ROLE %I', \(name)::text)") { try $0.decode(String.self) }
+                _ = try await rows(conn, "remove-user", PostgresQuery(unsafeSQL: drop.last ?? "")) { _ in () }
             }
             return spaces
         }
@@ -101,12 +127,15 @@ public struct SettingsSyncAdmin: Sendable {
     ///
     /// - Parameter days: how long a silent device counts (default 90).
     /// - Returns: how many tombstones were dropped.
+    /// - Throws: ``SettingsSyncError/admin(_:)`` for negative days, or naming the statement that
+    ///   failed and the server's message.
     @discardableResult
     public func purge(keepingDays days: Int = 90) async throws -> Int {
         guard days >= 0 else { throw SettingsSyncError.admin("days must be 0 or more") }
-        return try await withConnection { conn in
-            try await conn.query("SELECT settings_sync_purge(make_interval(days => \(Int32(clamping: days))))::int", logger: logger)
-                .decode(Int.self).reduce(into: 0) { $0 = $1 }
+        return try await withConnection("purge") { conn in
+            try await rows(conn, "purge", "SELECT settings_sync_purge(make_interval(days => \(Int32(clamping: days))))::int") {
+                try $0.decode(Int.self)
+            }.last ?? 0
         }
     }
 
@@ -116,52 +145,55 @@ public struct SettingsSyncAdmin: Sendable {
     /// `session_user` policy; no table or function rights for `PUBLIC`; devices may only `SELECT`
     /// and call the three device functions, which are `SECURITY DEFINER` with a pinned `search_path`.
     ///
+    /// A lock wait (another session altering a table) is bounded by 30 s.
+    ///
     /// - Returns: one line per finding, then one line per user: its spaces, rows and bytes.
-    /// - Throws: ``SettingsSyncError/admin(_:)`` listing what is wrong.
+    /// - Throws: ``SettingsSyncError/admin(_:)`` listing what is wrong, or naming the statement
+    ///   that failed and the server's message (`canceling statement due to lock timeout (55P03)`
+    ///   after 30 s), or when the server cannot be reached.
     public func check() async throws -> [String] {
-        try await withConnection { conn in
+        try await withConnection("check") { conn in
+            _ = try await rows(conn, "check", "SELECT set_config('lock_timeout', \(String(Self.milliseconds(lockWait))), false)") { _ in () }
             var problems: [String] = []
             var lines: [String] = []
-            let version = try await conn.query(
-                "SELECT coalesce((SELECT max(version) FROM settings_sync_meta), 0) WHERE to_regclass('public.settings_sync_meta') IS NOT NULL",
-                logger: logger
-            ).decode(Int32.self).reduce(into: Int32(0)) { $0 = $1 }
+            let version = try await rows(
+                conn, "check", "SELECT coalesce((SELECT max(version) FROM settings_sync_meta), 0) WHERE to_regclass('public.settings_sync_meta') IS NOT NULL"
+            ) { try $0.decode(Int32.self) }.last ?? 0
             guard version == SyncSchema.version else {
                 throw SettingsSyncError.admin("schema version \(version), expected \(SyncSchema.version): run settings-sync-admin install")
             }
             lines.append("schema version \(version)")
             for table in SyncSchema.tables {
-                let rls = try await conn.query(
-                    "SELECT relrowsecurity, relforcerowsecurity FROM pg_class WHERE oid = 'public.\(unescaped: table)'::regclass",
-                    logger: logger
-                ).decode((Bool, Bool).self).reduce(into: (false, false)) { $0 = $1 }
+                let exists = try await rows(conn, "check", "SELECT to_regclass('public.\(unescaped: table)') IS NOT NULL") { try $0.decode(Bool.self) }
+                guard exists.first == true else { problems.append("\(table): missing"); continue }
+                let rls = try await rows(
+                    conn, "check", "SELECT relrowsecurity, relforcerowsecurity FROM pg_class WHERE oid = 'public.\(unescaped: table)'::regclass"
+                ) { try $0.decode((Bool, Bool).self) }.last ?? (false, false)
                 if !(rls.0 && rls.1) { problems.append("\(table): row-level security not enabled and forced") }
-                let policies = try await conn.query(
-                    "SELECT coalesce(qual, '') FROM pg_policies WHERE schemaname = 'public' AND tablename = '\(unescaped: table)'",
-                    logger: logger
-                ).decode(String.self).reduce(into: [String]()) { $0.append($1) }
+                let policies = try await rows(
+                    conn, "check", "SELECT coalesce(qual, '') FROM pg_policies WHERE schemaname = 'public' AND tablename = '\(unescaped: table)'"
+                ) { try $0.decode(String.self) }
                 let expected = table == "settings_sync_meta" ? "true" : "(owner = SESSION_USER)"
                 if policies != [expected] { problems.append("\(table): policies \(policies), expected [\(expected)]") }
                 for privilege in ["SELECT", "INSERT", "UPDATE", "DELETE", "TRUNCATE", "REFERENCES", "TRIGGER"] {
-                    let device = try await conn.query(
-                        "SELECT has_table_privilege('\(unescaped: SyncSchema.deviceRole)', 'public.\(unescaped: table)', '\(unescaped: privilege)')", logger: logger
-                    ).decode(Bool.self).reduce(into: false) { $0 = $1 }
+                    let device = try await rows(
+                        conn, "check", "SELECT has_table_privilege('\(unescaped: SyncSchema.deviceRole)', 'public.\(unescaped: table)', '\(unescaped: privilege)')"
+                    ) { try $0.decode(Bool.self) }.last ?? false
                     if device != (privilege == "SELECT") { problems.append("\(table): devices \(device ? "have" : "lack") \(privilege)") }
                 }
-                let publicRights = try await conn.query(
-                    "SELECT count(*)::int FROM pg_class c, aclexplode(c.relacl) a WHERE c.oid = 'public.\(unescaped: table)'::regclass AND a.grantee = 0",
-                    logger: logger
-                ).decode(Int.self).reduce(into: 0) { $0 = $1 }
+                let publicRights = try await rows(
+                    conn, "check", "SELECT count(*)::int FROM pg_class c, aclexplode(c.relacl) a WHERE c.oid = 'public.\(unescaped: table)'::regclass AND a.grantee = 0"
+                ) { try $0.decode(Int.self) }.last ?? 0
                 if publicRights > 0 { problems.append("\(table): PUBLIC has rights") }
             }
             for function in SyncSchema.deviceFunctions + SyncSchema.adminFunctions {
-                let row = try await conn.query("""
+                let row = try await rows(conn, "check", """
                     SELECT prosecdef, coalesce(array_to_string(proconfig, ','), ''),
                            has_function_privilege('\(unescaped: SyncSchema.deviceRole)', p.oid, 'EXECUTE'),
                            EXISTS (SELECT 1 FROM aclexplode(coalesce(p.proacl, acldefault('f', p.proowner))) a WHERE a.grantee = 0)
-                    FROM pg_proc p WHERE p.oid = 'public.\(unescaped: function)'::regprocedure
-                    """, logger: logger
-                ).decode((Bool, String, Bool, Bool).self).reduce(into: [(Bool, String, Bool, Bool)]()) { $0.append($1) }
+                    FROM pg_proc p WHERE p.oid = to_regprocedure('public.\(unescaped: function)')
+                    """
+                ) { try $0.decode((Bool, String, Bool, Bool).self) }
                 guard let found = row.first else { problems.append("\(function): missing"); continue }
                 let (definer, config, device, publicCan) = found
                 let forDevices = SyncSchema.deviceFunctions.contains(function)
@@ -171,15 +203,15 @@ public struct SettingsSyncAdmin: Sendable {
                 if publicCan { problems.append("\(function): PUBLIC may call it") }
             }
             lines.append("row-level security forced on \(SyncSchema.tables.count) tables; devices SELECT their own rows and call \(SyncSchema.deviceFunctions.count) functions")
-            let users = try await conn.query("""
+            let users = try await rows(conn, "check", """
                 SELECT r.rolname::text,
                        (SELECT count(*)::int FROM settings_sync_spaces s WHERE s.owner = r.rolname),
                        (SELECT count(*)::int FROM settings_sync_entries e WHERE e.owner = r.rolname),
                        (SELECT coalesce(sum(bytes), 0)::bigint FROM settings_sync_spaces s WHERE s.owner = r.rolname)
                 FROM pg_roles r WHERE r.rolname <> '\(unescaped: SyncSchema.deviceRole)' AND pg_has_role(r.oid, '\(unescaped: SyncSchema.deviceRole)', 'MEMBER')
                   AND NOT r.rolsuper ORDER BY 1
-                """, logger: logger
-            ).decode((String, Int, Int, Int64).self).reduce(into: [(String, Int, Int, Int64)]()) { $0.append($1) }
+                """
+            ) { try $0.decode((String, Int, Int, Int64).self) }
             for (name, spaces, rows, bytes) in users {
                 lines.append("user \(name) sees only its own: \(spaces) spaces, \(rows) rows, \(bytes) bytes")
             }
@@ -206,26 +238,91 @@ public struct SettingsSyncAdmin: Sendable {
         guard ok else { throw .admin("bad user name \"\(name.prefix(80))\": use 1-63 of a-z, 0-9, _ (not starting with a digit or pg_)") }
     }
 
-    func withConnection<T: Sendable>(_ body: (PostgresConnection) async throws -> T) async throws -> T {
-        let conn = try await server.connect(id: 1, logger: logger)
+    /// Runs `body` on a new administrator connection, closed afterwards. A connection that cannot
+    /// be made, and a statement that fails, become ``SettingsSyncError/admin(_:)`` saying which.
+    func withConnection<T: Sendable>(_ step: String, _ body: (PostgresConnection) async throws -> T) async throws -> T {
+        let conn: PostgresConnection
+        do {
+            conn = try await server.connect(id: 1, logger: logger)
+        } catch {
+            throw SettingsSyncError.admin(
+                "\(step): cannot connect to \(server.host):\(server.port) as \(server.user), database \(server.database ?? server.user): \(Self.describe(error))")
+        }
         do {
             let result = try await body(conn)
             try? await conn.close()
             return result
+        } catch let failure as AdminFailure {
+            try? await conn.close()
+            throw SettingsSyncError.admin(failure.description)
         } catch {
             try? await conn.close()
             throw error
         }
     }
 
-    func transaction(_ conn: PostgresConnection, _ body: () async throws -> Void) async throws {
-        try await conn.query("BEGIN", logger: logger)
+    /// Runs `query` and decodes its rows with `decode`; any failure (the server's error, a lost
+    /// connection, a row that does not decode) is thrown as an ``AdminFailure`` naming `step` and
+    /// the statement. Never for a statement that holds a secret.
+    func rows<T>(
+        _ conn: PostgresConnection, _ step: String, _ query: PostgresQuery, _ decode: (PostgresRow) throws -> T
+    ) async throws(AdminFailure) -> [T] {
+        do {
+            var out: [T] = []
+            for try await row in try await conn.query(query, logger: logger) { out.append(try decode(row)) }
+            return out
+        } catch {
+            throw AdminFailure(step: step, statement: query.sql, error: error)
+        }
+    }
+
+    /// Runs `body` in a transaction: committed when it returns, rolled back when it throws.
+    func transaction(_ conn: PostgresConnection, _ step: String, _ body: () async throws -> Void) async throws {
+        _ = try await rows(conn, step, "BEGIN") { _ in () }
         do {
             try await body()
-            try await conn.query("COMMIT", logger: logger)
+            _ = try await rows(conn, step, "COMMIT") { _ in () }
         } catch {
             _ = try? await conn.query("ROLLBACK", logger: logger)
             throw error
         }
+    }
+
+    /// `duration` in whole milliseconds, at least 1 (PostgreSQL's `lock_timeout` 0 means no limit).
+    static func milliseconds(_ duration: Duration) -> Int64 {
+        let (seconds, attoseconds) = duration.components
+        return max(1, seconds * 1000 + attoseconds / 1_000_000_000_000_000)
+    }
+}
+
+/// A statement of ``SettingsSyncAdmin`` that failed: the step, the statement and the server's answer.
+struct AdminFailure: Error, CustomStringConvertible {
+    let step: String
+    let statement: String
+    let error: any Error
+
+    /// The server's SQLSTATE, when the server answered.
+    var sqlState: String? { (error as? PSQLError)?.serverInfo?[.sqlState] }
+
+    /// A lock not granted within `lock_timeout` (55P03) or a deadlock (40P01): nothing was changed,
+    /// and the step may start over.
+    var isLockConflict: Bool { sqlState == "55P03" || sqlState == "40P01" }
+
+    /// `install failed: canceling statement due to lock timeout (55P03); where: SQL statement "LOCK
+    /// TABLE ..." ...; statement: DO $$ ...`: the server's message, its detail and where in a
+    /// function or `DO` block it happened, and the statement (on one line, cut at 300 characters).
+    var description: String {
+        var text = "\(step) failed: \(SyncEngine.describe(error))"
+        if let info = (error as? PSQLError)?.serverInfo {
+            if let detail = info[.detail] { text += "; \(Self.oneLine(detail))" }
+            if let context = info[.locationContext] { text += "; where: \(Self.oneLine(context))" }
+        }
+        let sql = Self.oneLine(statement)
+        return text + "; statement: " + (sql.count > 300 ? sql.prefix(299) + "…" : sql)
+    }
+
+    /// `text` with every run of white space (new lines too) made one space.
+    static func oneLine(_ text: String) -> String {
+        text.split(whereSeparator: \.isWhitespace).joined(separator: " ")
     }
 }

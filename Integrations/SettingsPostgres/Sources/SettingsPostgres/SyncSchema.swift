@@ -26,8 +26,32 @@ enum SyncSchema {
     ]
     static let adminFunctions = ["settings_sync_purge(interval)", "settings_sync_space_quota(text)"]
 
+    /// How long one statement of ``statements`` waits for a lock before it fails (SQLSTATE 55P03)
+    /// and ``SettingsSyncAdmin/install()`` starts over: well under PostgreSQL's default
+    /// `deadlock_timeout` (1 s), so a device is never the victim of a deadlock with an install.
+    static let lockTimeout = "200ms"
+
+    /// The tables in the order `install` locks them: the order in which devices' statements lock
+    /// them (`settings_sync_check_in` its devices row, then the space; `settings_sync_push` the
+    /// space, then its entries; `checkSchema` the meta table alone).
+    static let lockOrder = ["settings_sync_devices", "settings_sync_spaces", "settings_sync_entries", "settings_sync_meta"]
+
+    /// The install script, run in one transaction. The first statements bound every lock wait and
+    /// take every lock the rest needs, before any change: the DDL below (`ALTER TABLE`, `CREATE
+    /// POLICY`, `CREATE INDEX`) would otherwise lock the tables one by one, in an order that
+    /// deadlocks with devices pushing meanwhile.
     static let statements: [String] = [
+        "SET LOCAL lock_timeout = '\(lockTimeout)'",
         "SELECT pg_advisory_xact_lock(7370113211)",
+        """
+        DO $$ DECLARE t text; BEGIN
+          FOREACH t IN ARRAY ARRAY['\(lockOrder.joined(separator: "', '"))'] LOOP
+            IF to_regclass('public.' || t) IS NOT NULL THEN
+              EXECUTE format('LOCK TABLE public.%I IN ACCESS EXCLUSIVE MODE', t);
+            END IF;
+          END LOOP;
+        END $$
+        """,
         // Version 1 (one space per app, shared by every role) is kept under another name, never dropped.
         """
         DO $$ BEGIN

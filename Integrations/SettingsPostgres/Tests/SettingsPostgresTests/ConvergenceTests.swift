@@ -49,7 +49,7 @@ struct ConvergenceTests {
 
     @Test func concurrentWritesKeepTheGreaterClockAndReportAConflict() async throws {
         let app = uniqueApp()
-        let dirB = try temporaryDirectory()
+        let dirB = try TemporaryDirectory()
         let a = try TestDevice(app: app)
         // B edits while its sync is not running, so its edit is still unsent when A's arrives.
         let offlineB = try TestDevice(app: app, dir: dirB, start: false)
@@ -75,7 +75,7 @@ struct ConvergenceTests {
 
     @Test func concurrentWritesOfTheSameValueAreNoConflict() async throws {
         let app = uniqueApp()
-        let dirB = try temporaryDirectory()
+        let dirB = try TemporaryDirectory()
         let a = try TestDevice(app: app)
         let offlineB = try TestDevice(app: app, dir: dirB, start: false)
         offlineB.store["same"] = "agreed"
@@ -213,7 +213,7 @@ struct ConvergenceTests {
 
     @Test func standbyTakesOverAfterTheSyncingOneStops() async throws {
         let app = uniqueApp()
-        let dir = try temporaryDirectory()
+        let dir = try TemporaryDirectory()
         let first = try TestDevice(app: app, dir: dir)
         try await first.synchronize()
         let second = try TestDevice(app: app, dir: dir)  // same settings file, another store
@@ -286,7 +286,7 @@ struct ConvergenceTests {
     /// taken for deletions and removed on every device.
     @Test func anUnreadableSettingsFileDeletesNothingElsewhere() async throws {
         let app = uniqueApp()
-        let dirA = try temporaryDirectory()
+        let dirA = try TemporaryDirectory()
         var a = try TestDevice(app: app, dir: dirA)
         let b = try TestDevice(app: app)
         a.store["precious"] = "keep me"
@@ -327,7 +327,7 @@ struct ConvergenceTests {
 
     @Test func restartFromDurableStateDoesNotPushAgain() async throws {
         let app = uniqueApp()
-        let dirA = try temporaryDirectory(), dirB = try temporaryDirectory()
+        let dirA = try TemporaryDirectory(), dirB = try TemporaryDirectory()
         var a = try TestDevice(app: app, dir: dirA)
         var b = try TestDevice(app: app, dir: dirB)
         a.store["k1"] = "v1"

@@ -9,12 +9,12 @@ import Testing
 struct DeviceIdentityTests {
     @Test func aCopiedConfigDirectoryGetsANewDeviceIdOnAnotherMachine() async throws {
         let app = uniqueApp()
-        let machines = try temporaryDirectory()
+        let machines = try TemporaryDirectory()
         let m1 = machines.appending(path: "m1"), m2 = machines.appending(path: "m2")
         try Data("0f1e2d3c4b5a69788796a5b4c3d2e1f0\n".utf8).write(to: m1)
         try Data("aaaabbbbccccddddeeeeffff00001111\n".utf8).write(to: m2)
 
-        func device(_ dir: URL, machine: URL) async throws -> UUID {
+        func device(_ dir: TemporaryDirectory, machine: URL) async throws -> UUID {
             let d = try TestDevice(app: app, dir: dir, start: false)
             d.sync.machineIDFile.withLock { $0 = machine }
             let task = Task { await d.sync.run() }
@@ -24,11 +24,12 @@ struct DeviceIdentityTests {
             await task.value
             return id
         }
-        let original = try temporaryDirectory()
+        let original = try TemporaryDirectory()
         let first = try await device(original, machine: m1)
         #expect(try await device(original, machine: m1) == first)   // same machine, same device
-        let copy = machines.appending(path: "copy")
-        try FileManager.default.copyItem(at: original, to: copy)
+        let copy = try TemporaryDirectory()
+        try FileManager.default.removeItem(at: copy.url)
+        try FileManager.default.copyItem(at: original.url, to: copy.url)
         let moved = try await device(copy, machine: m2)
         #expect(moved != first)
         #expect(try await device(copy, machine: m2) == moved)

@@ -6,7 +6,13 @@ import Testing
 
 /// Tests that need no server.
 struct OfflineTests {
-    let store = SettingsStore.file(FileManager.default.temporaryDirectory.appending(path: "settings-sync-offline-\(UUID())/settings.plist"))
+    let directory: TemporaryDirectory
+    let store: SettingsStore
+
+    init() throws {
+        directory = try TemporaryDirectory()
+        store = SettingsStore.file(directory.appending(path: "settings.plist"))
+    }
 
     @Test func tlsIsRequiredForNonLoopbackHosts() throws {
         #expect(throws: SettingsSyncError.tlsRequired(host: "db.example.com")) {

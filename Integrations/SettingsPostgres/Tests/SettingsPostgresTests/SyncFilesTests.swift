@@ -8,7 +8,7 @@ import Testing
 /// symbolic link, temporary files created exclusively under unpredictable names.
 struct SyncFilesTests {
     @Test func aLinkedLockFileIsRefusedAndItsTargetUntouched() async throws {
-        let dir = try temporaryDirectory()
+        let dir = try TemporaryDirectory()
         let victim = dir.appending(path: "victim")
         try Data("keep".utf8).write(to: victim)
         let store = SettingsStore.file(dir.appending(path: "settings.plist"))
@@ -27,7 +27,7 @@ struct SyncFilesTests {
     }
 
     @Test func theStateFileIsNeitherReadNorWrittenThroughALink() throws {
-        let dir = try temporaryDirectory()
+        let dir = try TemporaryDirectory()
         let victim = dir.appending(path: "victim")
         try Data("keep".utf8).write(to: victim)
         let url = dir.appending(path: "settings.sync.plist")
@@ -40,7 +40,7 @@ struct SyncFilesTests {
         #expect(attributes[.type] as? FileAttributeType == .typeRegular)
         #expect(try storage.load()?.app == "a")
         // No temporary file is left, and none has a predictable (pid) name.
-        let names = try FileManager.default.contentsOfDirectory(atPath: dir.path)
+        let names = try FileManager.default.contentsOfDirectory(atPath: dir.url.path)
         #expect(!names.contains { $0.contains("tmp-\(getpid())") || $0.contains(".tmp-") })
     }
 }

@@ -36,28 +36,41 @@ func uniqueApp(_ name: String = #function) -> String {
     "test.\(name.prefix(40)).\(UUID().uuidString.prefix(8))"
 }
 
-/// A fresh temporary directory.
-func temporaryDirectory() throws -> URL {
-    let dir = FileManager.default.temporaryDirectory.appending(path: "settings-sync-tests-\(UUID().uuidString)")
-    try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-    return dir
+/// A fresh temporary directory, removed with everything in it when the last reference goes: the
+/// test's own, and those of the ``TestDevice``s that keep their files in it.
+final class TemporaryDirectory: Sendable {
+    let url: URL
+
+    init() throws {
+        url = FileManager.default.temporaryDirectory.appending(path: "settings-sync-tests-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    }
+
+    deinit { try? FileManager.default.removeItem(at: url) }
+
+    /// The URL of `path` in the directory.
+    func appending(path: String) -> URL { url.appending(path: path) }
 }
 
-/// One "device": a file store in its own directory and its sync, running.
+/// One "device": a file store in its own directory and its sync, running. ``stop()`` it when done:
+/// its files stay until then (the directory goes with its last user, after the store's last save).
 final class TestDevice: Sendable {
-    let dir: URL
+    let directory: TemporaryDirectory
     let store: SettingsStore
     let sync: SettingsSync
     let task: Task<Void, Never>
 
+    /// The directory of the settings file.
+    var dir: URL { directory.url }
+
     init(
-        app: String, dir: URL? = nil, scope: SettingsSyncScope = .all, url: String? = TestServer.url,
+        app: String, dir: TemporaryDirectory? = nil, scope: SettingsSyncScope = .all, url: String? = TestServer.url,
         secrets: SettingsSyncSecrets = .notSynced,
         autosave: Duration? = .milliseconds(50), start: Bool = true
     ) throws {
-        let dir = try dir ?? temporaryDirectory()
-        self.dir = dir
-        store = SettingsStore.file(dir.appending(path: "settings.plist"), autosaveDelay: autosave)
+        let directory = try dir ?? TemporaryDirectory()
+        self.directory = directory
+        store = SettingsStore.file(directory.appending(path: "settings.plist"), autosaveDelay: autosave)
         sync = try SettingsSync.postgres(url: url ?? "", store: store, app: app, scope: scope, secrets: secrets)
         let sync = self.sync
         task = Task { if start { await sync.run() } }
@@ -77,10 +90,15 @@ final class TestDevice: Sendable {
         }
     }
 
+    /// Stops the sync, then saves what it applied: nothing is written to the directory afterwards.
     func stop() async {
         sync.stop()
         await task.value
+        try? await store.flush()
     }
+
+    /// A test that failed before ``stop()`` leaves no sync running.
+    deinit { sync.stop() }
 }
 
 /// Collects a stream's elements in the background.
@@ -100,16 +118,18 @@ final class Collector<Element: Sendable>: Sendable {
 
 /// A direct connection to the test server, for planting rows and reading counters.
 /// `superuser`: as the administrator of test-server.sh; else as `user` (default the sync user `settings`).
+/// `database`: another database of the test server than the tests' own.
 @discardableResult
 func withTestConnection<T: Sendable>(
-    superuser: Bool = false, user: (name: String, password: String)? = nil, _ body: (PostgresConnection) async throws -> T
+    superuser: Bool = false, user: (name: String, password: String)? = nil, database: String? = nil,
+    _ body: (PostgresConnection) async throws -> T
 ) async throws -> T {
     let env = ProcessInfo.processInfo.environment
     let config = PostgresConnection.Configuration(
         host: env["SETTINGS_PG_HOST"] ?? "127.0.0.1", port: TestServer.port,
         username: superuser ? "postgres" : user?.name ?? env["SETTINGS_PG_USER"] ?? "settings",
         password: superuser ? TestServer.adminPassword : user?.password ?? env["SETTINGS_PG_PASSWORD"],
-        database: env["SETTINGS_PG_DATABASE"], tls: .disable)
+        database: database ?? env["SETTINGS_PG_DATABASE"], tls: .disable)
     let conn = try await PostgresConnection.connect(configuration: config, id: 1, logger: Logger(label: "tests"))
     do {
         let result = try await body(conn)

@@ -10,7 +10,7 @@ import Testing
 struct TombstonePurgeTests {
     @Test func aDeviceBehindAPurgeResyncsFully() async throws {
         let app = uniqueApp()
-        let dirB = try temporaryDirectory()
+        let dirB = try TemporaryDirectory()
         let a = try TestDevice(app: app)
         var b = try TestDevice(app: app, dir: dirB)
         a.store["gone"] = "soon"

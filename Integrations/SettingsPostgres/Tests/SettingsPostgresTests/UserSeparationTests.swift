@@ -253,7 +253,7 @@ struct UserSeparationTests {
         let user = try await TestServer.makeUser("c")
         let secrets = SettingsSyncSecrets.encrypted(with: SymmetricKey(size: .bits256)).marking([.secret("Session")])
         let app = uniqueApp()
-        let dirB = try temporaryDirectory()
+        let dirB = try TemporaryDirectory()
         let a = try TestDevice(app: app, url: user.url, secrets: secrets)
         let offlineB = try TestDevice(app: app, dir: dirB, url: user.url, secrets: secrets, start: false)
         offlineB.store["Session/cookie"] = "b-cookie-value"
