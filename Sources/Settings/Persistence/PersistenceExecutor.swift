@@ -331,7 +331,11 @@ final class SpareRunner: Sendable {
 
     private struct State {
         var waiting: [PersistenceExecutor] = []
+        /// Whether a thread is being started or runs (at most one is ever started at a time).
         var started = false
+        /// Whether the thread runs: only then is a queue handed to it (a queue handed to a
+        /// thread that then failed to start would never run).
+        var running = false
     }
 
     private let state = Mutex(State())
@@ -359,7 +363,7 @@ final class SpareRunner: Sendable {
     /// Has the spare thread run `executor`'s queue; `false` when there is no spare thread.
     func take(_ executor: PersistenceExecutor) -> Bool {
         let taken = state.locked { s -> Bool in
-            guard s.started else { return false }
+            guard s.running else { return false }
             s.waiting.append(executor)
             return true
         }
@@ -368,6 +372,7 @@ final class SpareRunner: Sendable {
     }
 
     private func serve() {
+        state.locked { $0.running = true }
         while true {
             wake.wait()
             let executor = state.locked { s -> PersistenceExecutor? in s.waiting.isEmpty ? nil : s.waiting.removeFirst() }

@@ -3,7 +3,7 @@ import SettingsPlist
 import Synchronization
 
 nonisolated extension SettingsStore {
-    /// One change to one layer: worked out under the store's lock by ``commit(_:origin:_:)`` (the
+    /// One change to one layer: worked out under the store's lock by ``commit(_:origin:loadingFile:_:)`` (the
     /// one write path: every write, registration, override, migration, sync, save and reload
     /// goes through it) and delivered by ``deliver(_:)`` once the lock is released.
     ///
@@ -27,7 +27,7 @@ nonisolated extension SettingsStore {
         var save = false
     }
 
-    /// Who is told about a change, read under the lock at the start of ``commit(_:origin:_:)``:
+    /// Who is told about a change, read under the lock at the start of ``commit(_:origin:loadingFile:_:)``:
     /// an edit works out (and keeps a copy of) only what they need.
     struct Audience {
         /// Store or key observers are active.
@@ -41,7 +41,7 @@ nonisolated extension SettingsStore {
         var comparing: Bool { observing || tracking }
     }
 
-    /// What an edit did, for ``commit(_:origin:_:)`` to turn into an ``Announcement``.
+    /// What an edit did, for ``commit(_:origin:loadingFile:_:)`` to turn into an ``Announcement``.
     enum Edit {
         /// Nothing changed: nothing is announced and the generation stays.
         case unchanged
@@ -59,11 +59,15 @@ nonisolated extension SettingsStore {
     /// - Parameters:
     ///   - layer: the layer `edit` changes.
     ///   - origin: what the change is announced as.
+    ///   - loadingFile: whether a file store's file is loaded first when it was not yet (`false`
+    ///     only for changes that must not load it: moving renamed keys of other layers).
     ///   - edit: changes the state under the lock, keeping what the ``Audience`` needs.
     /// - Returns: what to ``deliver(_:)`` once no lock is held, or `nil` when nothing changed.
     @inline(__always)  // one write path, without a copy of its result on the way (the single-key write is the hot path)
-    func commit(_ layer: SettingsLayer, origin: SettingsChange.Origin, _ edit: (inout State, Audience) -> Edit) -> Announcement? {
-        let announcement = withState { s -> Announcement? in
+    func commit(_ layer: SettingsLayer, origin: SettingsChange.Origin, loadingFile: Bool = true,
+                _ edit: (inout State, Audience) -> Edit) -> Announcement? {
+        if loadingFile { ensureLoaded() }
+        let announcement = values.storage.locked { s -> Announcement? in
             let audience = Audience(observing: values.observers.isActive, tracking: !s.tracked.isEmpty,
                                     userLayer: layer == .user && values.observers.watchesUserLayer)
             var result = Announcement(origin: origin, observing: audience.observing)
@@ -90,15 +94,16 @@ nonisolated extension SettingsStore {
         return announcement
     }
 
-    /// Changes one layer as a whole (or several keys of it) through ``commit(_:origin:_:)`` and
+    /// Changes one layer as a whole (or several keys of it) through ``commit(_:origin:loadingFile:_:)`` and
     /// delivers what changed.
     ///
     /// - Parameters:
     ///   - layer: the layer `body` changes (only it is compared to find what changed).
     ///   - origin: what the change is announced as.
+    ///   - loadingFile: whether a file store's file is loaded first (see ``commit(_:origin:loadingFile:_:)``).
     ///   - body: changes the state; it runs under the store's lock.
-    func replace(_ layer: SettingsLayer, origin: SettingsChange.Origin, _ body: (inout State) -> Void) {
-        deliver(commit(layer, origin: origin) { s, audience in
+    func replace(_ layer: SettingsLayer, origin: SettingsChange.Origin, loadingFile: Bool = true, _ body: (inout State) -> Void) {
+        deliver(commit(layer, origin: origin, loadingFile: loadingFile) { s, audience in
             let before = audience.comparing ? s.layers : nil
             let userBefore = audience.userLayer ? s[.user] : nil
             body(&s)

@@ -187,14 +187,11 @@ nonisolated extension SettingsStore {
     /// (its user layer is moved when it loads).
     func moveRenamedKeys(in layer: SettingsLayer, overwriting: Bool = false) {
         guard values.storage.locked({ $0.hasRenamedKeys(in: layer, overwriting: overwriting) }) else { return }
+        guard layer != .user || loaded.load(ordering: .acquiring) else { return }
         var moves: [RenamedKeyMove] = []
-        if loaded.load(ordering: .acquiring) {
-            replace(layer, origin: layer == .user ? .migration : SettingsChange.Origin(layer)) { s in
-                moves = s.moveRenamedKeys(in: layer, overwriting: overwriting, store: self)
-            }
-        } else if layer != .user {
-            moves = values.storage.locked { s in s.moveRenamedKeys(in: layer, overwriting: overwriting, store: self) }
-            values.generationCounter.add(1, ordering: .releasing)
+        // Never loads the file for it: the user layer is moved when the file loads.
+        replace(layer, origin: layer == .user ? .migration : SettingsChange.Origin(layer), loadingFile: false) { s in
+            moves = s.moveRenamedKeys(in: layer, overwriting: overwriting, store: self)
         }
         for move in moves where move.firstTime && (move.layer == .volatile || move.layer == .overrides) {
             let given = move.source ?? (move.layer == .volatile ? "a volatile value" : "an override")

@@ -347,7 +347,7 @@ nonisolated extension SettingsStore {
     }
 
     /// The one single-key write path: changes one key of one layer through
-    /// ``commit(_:origin:_:)`` and delivers the change when the key's value changed.
+    /// ``commit(_:origin:loadingFile:_:)`` and delivers the change when the key's value changed.
     func change(_ layer: SettingsLayer, key: SettingsKey, to value: PlistValue?) {
         if let refusal = key.refusal(toStore: value, sizeLimit: layer == .user ? persistence?.maximumFileSize : nil) {
             report(SettingsDiagnostic(.writeRefused, key: key, "\(refusal); nothing was changed"))

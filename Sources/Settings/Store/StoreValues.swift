@@ -16,7 +16,7 @@ public import Synchronization
 ///
 /// A file store's file is elsewhere (``FileBackend``), used only on the store's persistence
 /// thread; it reaches the values only through the store's one write path
-/// (``SettingsStore/commit(_:origin:_:)``) and the save's snapshot of the user layer.
+/// (``SettingsStore/commit(_:origin:loadingFile:_:)``) and the save's snapshot of the user layer.
 @usableFromInline
 struct StoreValues: ~Copyable, Sendable {
     /// Bumped on every change to any layer. (First: the `@Setting` read compares it, and a
