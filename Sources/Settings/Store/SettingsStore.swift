@@ -147,8 +147,9 @@ public actor SettingsStore {
     /// Provenance of the file's keys and notes of non-write origins (file stores only).
     nonisolated var history: StoreHistory? { backend?.history }
 
-    /// The executor of every in-memory store: they have nothing to load, save or watch, so
-    /// they share one, which starts a thread only if one of them is flushed.
+    /// The executor of every in-memory store (an actor must name one): they have nothing to
+    /// load, save or watch, and their asynchronous calls return before reaching it, so it never
+    /// starts a thread.
     static let inMemoryExecutor = PersistenceExecutor()
 
     /// Every file store runs its persistence on its own thread, never on Swift's cooperative
