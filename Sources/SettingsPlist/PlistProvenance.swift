@@ -238,30 +238,66 @@ public struct PlistProvenanceLog: Hashable, Sendable {
     }
 
     /// ``load(for:)``; with `keepingEncoding`, the entries are also kept as they were read, so
-    /// that ``save(for:keepingEncoding:)`` encodes only the entries changed since.
-    package static func load(for target: String, keepingEncoding: Bool) throws(PlistFile.Failure) -> PlistProvenanceLog {
+    /// that ``save(for:keepingEncoding:)`` encodes only the entries changed since. Given the log
+    /// this writer last saved or loaded (`previous`), only the entries whose encoded form changed
+    /// since are decoded again (another writer's save changes a few).
+    package static func load(for target: String, keepingEncoding: Bool,
+                             updating previous: PlistProvenanceLog? = nil) throws(PlistFile.Failure) -> PlistProvenanceLog {
         guard let directory = try PlistFile.existingCompanionDirectory(for: target),
               let contents = try PlistFile.read(directory + "/" + fileName, limit: maximumSize, followingLinks: false),
               let value = try? PlistValue(decoding: contents.bytes),
               case .dictionary(let root) = value, case .dictionary(let keys)? = root["keys"] else {
             return PlistProvenanceLog()
         }
+        if keepingEncoding, let previous, let old = previous.written, old.touched.isEmpty,
+           let log = updated(previous.storage, writtenAs: old.keys, to: keys) {
+            return log
+        }
         var log = PlistProvenanceLog()
         var canonical = keepingEncoding  // every key written as a save writes it
-        for (path, entry) in keys {
-            guard case .dictionary(let e) = entry, let raw = e["origin"]?.stringValue,
-                  let origin = PlistProvenance.Origin(rawValue: raw), let date = e["date"]?.dateValue else { continue }
-            let digest: UInt64 = switch e["digest"] { case .integer(let i)?: UInt64(i.description) ?? 0; default: 0 }
+        for (path, value) in keys {
+            guard let entry = entry(value) else { continue }
             let components = EscapedPath.split(path, separator: "/")
             if canonical, key(components) != path { canonical = false }
-            log.storage[components] = PlistProvenance(
-                origin: origin, process: e["process"]?.stringValue, pid: e["pid"]?.intValue, date: date,
-                device: e["device"]?.stringValue, digest: digest)
+            log.storage[components] = entry
         }
         if canonical, log.storage.count == keys.count {  // every entry read back as it is written: reusable as it is
             log.written = Written(keys: keys)
         }
         return log
+    }
+
+    /// The log that `keys` (a file's) holds, from `storage` written as `old`: only the entries
+    /// whose encoded form differs are decoded. `nil` (read it all) when `keys` holds an entry
+    /// that does not read back or a key not written as a save writes it.
+    private static func updated(_ storage: [[String]: PlistProvenance], writtenAs old: PlistDictionary,
+                                to keys: PlistDictionary) -> PlistProvenanceLog? {
+        var log = PlistProvenanceLog()
+        log.storage = storage
+        var kept = 0  // keys of `old` still in `keys`
+        for (path, value) in keys {
+            let before = old[path]
+            if before != nil { kept += 1 }
+            if before == value { continue }
+            let components = EscapedPath.split(path, separator: "/")
+            guard key(components) == path, let entry = entry(value) else { return nil }
+            log.storage[components] = entry
+        }
+        if kept < old.count {
+            for (path, _) in old where keys[path] == nil { log.storage[EscapedPath.split(path, separator: "/")] = nil }
+        }
+        guard log.storage.count == keys.count else { return nil }
+        log.written = Written(keys: keys)
+        return log
+    }
+
+    /// An entry as read from the file, or `nil` when it is not one.
+    private static func entry(_ value: PlistValue) -> PlistProvenance? {
+        guard case .dictionary(let e) = value, let raw = e["origin"]?.stringValue,
+              let origin = PlistProvenance.Origin(rawValue: raw), let date = e["date"]?.dateValue else { return nil }
+        let digest: UInt64 = switch e["digest"] { case .integer(let i)?: UInt64(i.description) ?? 0; default: 0 }
+        return PlistProvenance(origin: origin, process: e["process"]?.stringValue, pid: e["pid"]?.intValue, date: date,
+                               device: e["device"]?.stringValue, digest: digest)
     }
 
     /// Writes the log beside `target` (atomically, owner-only), creating the companion directory.

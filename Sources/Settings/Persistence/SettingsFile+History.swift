@@ -86,7 +86,7 @@ extension SettingsFile {
         let path = PlistProvenanceLog.path(for: target)
         let identity = try? PlistFile.identity(of: path)
         if let log = historyState.log, identity == historyState.logIdentity { return log }
-        let log = (try? PlistProvenanceLog.load(for: target, keepingEncoding: true)) ?? PlistProvenanceLog()
+        let log = (try? PlistProvenanceLog.load(for: target, keepingEncoding: true, updating: historyState.log)) ?? PlistProvenanceLog()
         historyState.log = log
         historyState.logIdentity = identity
         return log
