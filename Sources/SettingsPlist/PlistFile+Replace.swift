@@ -137,16 +137,23 @@ extension PlistFile {
     public static func removeLeftoverTemporaryFiles(beside path: String) {
         let directory = directory(of: path)
         let prefix = temporaryPrefix(for: path)
-        guard let dir = opendir(directory) else { return }
+        for name in entryNames(in: directory) ?? [] where name.hasPrefix(prefix) { unlink(directory + "/" + name) }
+    }
+
+    /// The names in `directory` (with `.` and `..`), or `nil` when it cannot be opened.
+    ///
+    /// Each name is read in place up to its terminating zero: `readdir`'s entries are only as
+    /// long as their name, so copying a whole `dirent` could read past the end of its buffer
+    /// (a crash when that is the end of a mapping).
+    package static func entryNames(in directory: String) -> [String]? {
+        guard let dir = opendir(directory) else { return nil }
+        defer { closedir(dir) }
+        let nameOffset = MemoryLayout<dirent>.offset(of: \.d_name) ?? 0
         var names: [String] = []
         while let entry = readdir(dir) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
-            }
-            if name.hasPrefix(prefix) { names.append(name) }
+            names.append(String(cString: (UnsafeRawPointer(entry) + nameOffset).assumingMemoryBound(to: CChar.self)))
         }
-        closedir(dir)
-        for name in names { unlink(directory + "/" + name) }
+        return names
     }
 
     /// Flushes a directory's entries to disk (best effort: some file systems refuse it).

@@ -218,14 +218,9 @@ public enum PlistHistory {
     /// One pass over `directory`: the generation numbers (ascending) and the names of temporary
     /// files (``PlistFile/temporaryPrefix(for:)``) that writers killed while keeping a generation left.
     fileprivate static func listing(_ directory: String) -> (numbers: [Int], temporary: [String]) {
-        guard let dir = opendir(directory) else { return ([], []) }
-        defer { closedir(dir) }
         var numbers: [Int] = []
         var temporary: [String] = []
-        while let entry = readdir(dir) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
-            }
+        for name in PlistFile.entryNames(in: directory) ?? [] {
             if name.hasPrefix("."), name.contains(".plist.tmp-") {
                 temporary.append(name)
             } else if name.hasSuffix(".plist"), let n = Int(name.dropLast(6)), n > 0 {
