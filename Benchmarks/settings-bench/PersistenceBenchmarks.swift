@@ -42,6 +42,23 @@ enum PersistenceBenchmarks {
         }
     }
 
+    /// `--profile-flush N`: only N flushes of one change to a 100-key file (in `$TMPDIR`), for
+    /// `perf stat` or callgrind, where a busy machine makes the timed row too noisy to compare.
+    static func profileFlush(count: Int) throws {
+        let directory = FileManager.default.temporaryDirectory.appending(path: "settings-bench-profile-\(getpid())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var initial = PlistDictionary()
+        for i in 0..<100 { initial["key\(i)"] = i % 3 == 0 ? .string("value \(i)") : .integer(PlistInteger(Int64(i))) }
+        let url = directory.appending(path: "settings.plist")
+        try PlistValue.dictionary(initial).write(to: url)
+        let store = SettingsStore.file(url, autosaveDelay: nil, externalChanges: .ignored)
+        for i in 0..<count {
+            store["key1"] = .integer(PlistInteger(Int64(i)))
+            try store.flushNow()
+        }
+    }
+
     static func record(_ h: Harness, _ workload: String, _ system: String, _ seconds: Double) {
         h.record(Harness.Result(workload: workload, system: system, value: seconds * 1e6, unit: "us/op", seconds: seconds))
     }

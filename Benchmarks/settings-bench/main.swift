@@ -2,6 +2,7 @@ import Foundation
 
 // settings-bench: compares Settings with Foundation in one run.
 //   swift run -c release settings-bench [--quick] [--samples N] [--sizes 10k,1m,10m] [--only codec|codable|convert|store|persistence|process|model]
+//   swift run -c release settings-bench --profile-flush N   (N flushes only, for perf stat / callgrind)
 // Prints `workload<TAB>system<TAB>value<TAB>unit` per result, then the ratios.
 
 var samples = 5
@@ -21,6 +22,15 @@ while let arg = args.popFirst() {
         ProcessBenchmarks.userDefaultsChild(suite: args.popFirst() ?? "", key: args.popFirst() ?? "")
     case "--profile-store":
         StoreBenchmarks.profile(count: Int(args.popFirst() ?? "") ?? 100_000)
+        exit(0)
+    case "--profile-flush":
+        // --profile-flush N: N flushes of one change to a 100-key file, nothing else.
+        do {
+            try PersistenceBenchmarks.profileFlush(count: Int(args.popFirst() ?? "") ?? 1000)
+        } catch {
+            print("profile failed: \(error)")
+            exit(1)
+        }
         exit(0)
     case "--profile-codec":
         // --profile-codec binary-read|xml-read|binary-write|xml-write [N]: N runs on the 1 MB workload.

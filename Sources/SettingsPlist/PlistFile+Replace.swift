@@ -153,11 +153,10 @@ extension PlistFile {
     public static func entryNames(inDirectory directory: String) -> [String]? {
         guard let dir = opendir(directory.isEmpty ? "/" : directory) else { return nil }
         defer { closedir(dir) }
+        let nameOffset = MemoryLayout<dirent>.offset(of: \.d_name) ?? 0
         var names: [String] = []
         while let entry = readdir(dir) {
-            names.append(withUnsafePointer(to: &entry.pointee.d_name) { pointer in
-                String(cString: UnsafeRawPointer(pointer).assumingMemoryBound(to: CChar.self))
-            })
+            names.append(String(cString: (UnsafeRawPointer(entry) + nameOffset).assumingMemoryBound(to: CChar.self)))
         }
         return names
     }

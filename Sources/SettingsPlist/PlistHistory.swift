@@ -97,10 +97,41 @@ public enum PlistHistory {
     @discardableResult
     public static func keep(_ bytes: Data, changed: [[String]], by writer: PlistProvenance, for target: String,
                             limits: Limits = Limits()) throws(PlistFile.Failure) -> Int? {
+        var known = Known()
+        return try keep(bytes, changed: changed, by: writer, for: target, limits: limits, known: &known)
+    }
+
+    /// What a writer that keeps generations of one file again and again knows about its
+    /// generations directory between saves, so a save neither lists the directory nor looks at
+    /// every generation's size while nobody else changed it (``keep(_:changed:by:for:limits:known:)``).
+    ///
+    /// Trusted only while the directory, the newest generation this writer kept and the absence
+    /// of the next number are all as it left them: any other writer keeps the next number
+    /// (all writers keep generations under the file's lock), so the cache never hides another
+    /// writer's generation; anything else seen changed makes the save list the directory again.
+    package struct Known: Sendable {
+        /// The directory, and its identity after this writer last changed it.
+        var directory: String?
+        var directoryIdentity: PlistFile.Identity?
+        /// The newest generation this writer kept, and its file's identity.
+        var newest: (number: Int, identity: PlistFile.Identity)?
+        /// The generations' numbers (ascending) and sizes, as last listed or kept.
+        var numbers: [Int] = []
+        var sizes: [Int: Int] = [:]
+
+        package init() {}
+    }
+
+    /// ``keep(_:changed:by:for:limits:)`` for a writer that keeps `known` between saves: the
+    /// directory is listed (once) only when `known` cannot be trusted, and pruning uses the sizes
+    /// already known. The generations kept and removed are the same as without it.
+    @discardableResult
+    package static func keep(_ bytes: Data, changed: [[String]], by writer: PlistProvenance, for target: String,
+                             limits: Limits, known: inout Known) throws(PlistFile.Failure) -> Int? {
         guard limits.count > 0 else { return nil }
-        let directory = try makeDirectory(for: target)
-        let existing = numbers(in: directory)
-        let number = (existing.last ?? 0) + 1
+        let (directory, directoryIdentity) = try makeDirectory(for: target)
+        if !known.isCurrent(directory, directoryIdentity) { known.list(directory) }
+        let number = (known.numbers.last ?? 0) + 1
         var entry: PlistDictionary = [
             "origin": .string(writer.origin.rawValue), "date": .date(writer.date),
             "changed": .array(changed.map { .string(keyPath($0)) }), "contents": .data(bytes),
@@ -115,9 +146,18 @@ public enum PlistHistory {
             throw PlistFile.Failure("cannot encode generation \(number): \(error)", code: EINVAL)
         }
         let path = directory + "/\(number).plist"
-        PlistFile.removeLeftoverTemporaryFiles(beside: path)  // from a writer killed while keeping this number
-        try PlistFile.replace(path, with: encoded, permissions: 0o600, durable: false)  // history may be lost to a power cut; the settings file may not
-        prune(directory, numbers: existing + [number], newest: encoded.count, limits: limits)
+        let identity: PlistFile.Identity
+        do {
+            identity = try PlistFile.replace(path, with: encoded, permissions: 0o600, durable: false)  // history may be lost to a power cut; the settings file may not
+        } catch {
+            known = Known()  // whatever the failure left, list again next time
+            throw error
+        }
+        known.numbers.append(number)
+        known.sizes[number] = encoded.count
+        known.newest = (number, identity)
+        known.prune(directory, limits: limits)
+        known.directoryIdentity = try? PlistFile.identity(of: directory)
         return number
     }
 
@@ -172,25 +212,22 @@ public enum PlistHistory {
 
     /// The generation numbers in `directory`, ascending.
     private static func numbers(in directory: String) -> [Int] {
-        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return [] }
-        return names.compactMap { name -> Int? in
-            guard name.hasSuffix(".plist"), let n = Int(name.dropLast(6)), n > 0 else { return nil }
-            return n
-        }.sorted()
+        listing(directory).numbers
     }
 
-    /// Removes the oldest generations beyond the count and the byte budget (never the newest).
-    private static func prune(_ directory: String, numbers: [Int], newest: Int, limits: Limits) {
-        var sizes: [(Int, Int)] = numbers.dropLast().map { n in
-            var s = stat()
-            return (n, lstat(directory + "/\(n).plist", &s) == 0 ? Int(s.st_size) : 0)
+    /// One pass over `directory`: the generation numbers (ascending) and the names of temporary
+    /// files (``PlistFile/temporaryPrefix(for:)``) that writers killed while keeping a generation left.
+    fileprivate static func listing(_ directory: String) -> (numbers: [Int], temporary: [String]) {
+        var numbers: [Int] = []
+        var temporary: [String] = []
+        for name in PlistFile.entryNames(inDirectory: directory) ?? [] {
+            if name.hasPrefix("."), name.contains(".plist.tmp-") {
+                temporary.append(name)
+            } else if name.hasSuffix(".plist"), let n = Int(name.dropLast(6)), n > 0 {
+                numbers.append(n)
+            }
         }
-        var total = newest + sizes.reduce(0) { $0 + $1.1 }
-        while !sizes.isEmpty, sizes.count + 1 > limits.count || total > limits.bytes {
-            let (n, size) = sizes.removeFirst()
-            unlink(directory + "/\(n).plist")
-            total -= size
-        }
+        return (numbers.sorted(), temporary)
     }
 
     private static func existingDirectory(for target: String) throws(PlistFile.Failure) -> String? {
@@ -202,7 +239,8 @@ public enum PlistHistory {
         return path
     }
 
-    private static func makeDirectory(for target: String) throws(PlistFile.Failure) -> String {
+    /// The generations directory beside `target`, created when missing, with its identity.
+    private static func makeDirectory(for target: String) throws(PlistFile.Failure) -> (String, PlistFile.Identity) {
         let path = try PlistFile.makeCompanionDirectory(for: target) + "/" + directoryName
         var s = stat()
         if lstat(path, &s) != 0 {
@@ -211,6 +249,46 @@ public enum PlistHistory {
             guard lstat(path, &s) == 0 else { throw PlistFile.Failure("cannot look at \(path)") }
         }
         _ = try PlistFile.checkCompanion(path, s)  // the companion directory's rule: a real directory of this user's, closed to others
-        return path
+        return (path, PlistFile.Identity(s))
+    }
+}
+
+extension PlistHistory.Known {
+    /// Whether the numbers and sizes known still describe `directory`: it is the one this writer
+    /// last changed, as it left it, its newest generation is still the one this writer kept, and
+    /// no writer kept the number after it (the cheap test that does not depend on how finely the
+    /// file system keeps modification times).
+    func isCurrent(_ directory: String, _ identity: PlistFile.Identity) -> Bool {
+        guard directory == self.directory, identity == directoryIdentity, let newest else { return false }
+        return (try? PlistFile.identity(of: directory + "/\(newest.number).plist")) == newest.identity
+            && (try? PlistFile.identity(of: directory + "/\(newest.number + 1).plist")) == .some(nil)
+    }
+
+    /// Lists `directory` (once): its generations' numbers and sizes, removing the temporary files
+    /// writers killed while keeping a generation left (they exist only while a writer holds the
+    /// file's lock, and the caller holds it).
+    mutating func list(_ directory: String) {
+        let (found, temporary) = PlistHistory.listing(directory)
+        for name in temporary { unlink(directory + "/" + name) }
+        self = PlistHistory.Known()
+        self.directory = directory
+        numbers = found
+        for n in found {
+            var s = stat()
+            sizes[n] = lstat(directory + "/\(n).plist", &s) == 0 ? Int(s.st_size) : 0
+        }
+    }
+
+    /// Removes the oldest generations beyond the count and the byte budget (never the newest).
+    mutating func prune(_ directory: String, limits: PlistHistory.Limits) {
+        var total = numbers.reduce(0) { $0 + (sizes[$1] ?? 0) }
+        var removed = 0
+        while numbers.count - removed > 1, numbers.count - removed > limits.count || total > limits.bytes {
+            let n = numbers[removed]
+            unlink(directory + "/\(n).plist")
+            total -= sizes.removeValue(forKey: n) ?? 0
+            removed += 1
+        }
+        numbers.removeFirst(removed)
     }
 }

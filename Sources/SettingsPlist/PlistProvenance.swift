@@ -174,10 +174,50 @@ public struct PlistProvenanceLog: Hashable, Sendable {
     public static let maximumSize = 4 << 20
 
     /// Who last set each leaf key path.
-    public var entries: [[String]: PlistProvenance]
+    public var entries: [[String]: PlistProvenance] {
+        get { storage }
+        _modify {
+            written = nil  // changed from outside: the next save encodes every entry
+            yield &storage
+        }
+        set {
+            written = nil
+            storage = newValue
+        }
+    }
+
+    /// The entries.
+    private var storage: [[String]: PlistProvenance]
+    /// The log as last written or read by ``save(for:keepingEncoding:)`` or
+    /// ``load(for:keepingEncoding:)``, and the paths whose entries changed since (`nil`: not kept).
+    private var written: Written?
+
+    /// The log's entries in the form they are written (the file's `keys` dictionary), and the
+    /// paths whose entries ``record(_:in:by:)``, ``noteUnrecorded(_:in:seenAt:)`` or
+    /// ``prune(to:)`` changed since: only those are encoded again at the next save.
+    private struct Written: Sendable {
+        var keys: PlistDictionary
+        var touched: Set<[String]> = []
+    }
 
     /// An empty log.
-    public init() { entries = [:] }
+    public init() { storage = [:] }
+
+    /// Logs are equal when their entries are.
+    public static func == (a: PlistProvenanceLog, b: PlistProvenanceLog) -> Bool {
+        a.storage == b.storage
+    }
+
+    /// Hashes the entries.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(storage)
+    }
+
+    /// Sets (or with `nil` removes) the entry at `path`, noting it for the next save.
+    private mutating func set(_ entry: PlistProvenance?, at path: [String]) {
+        storage[path] = entry
+        written?.touched.insert(path)
+    }
 
     /// The log's path beside `target`.
     ///
@@ -194,22 +234,70 @@ public struct PlistProvenanceLog: Hashable, Sendable {
     /// - Returns: the log.
     /// - Throws: ``PlistFile/Failure`` for an unsafe companion directory or an unreadable log.
     public static func load(for target: String) throws(PlistFile.Failure) -> PlistProvenanceLog {
+        try load(for: target, keepingEncoding: false)
+    }
+
+    /// ``load(for:)``; with `keepingEncoding`, the entries are also kept as they were read, so
+    /// that ``save(for:keepingEncoding:)`` encodes only the entries changed since. Given the log
+    /// this writer last saved or loaded (`previous`), only the entries whose encoded form changed
+    /// since are decoded again (another writer's save changes a few).
+    package static func load(for target: String, keepingEncoding: Bool,
+                             updating previous: PlistProvenanceLog? = nil) throws(PlistFile.Failure) -> PlistProvenanceLog {
         guard let directory = try PlistFile.existingCompanionDirectory(for: target),
               let contents = try PlistFile.read(directory + "/" + fileName, limit: maximumSize, followingLinks: false),
               let value = try? PlistValue(decoding: contents.bytes),
               case .dictionary(let root) = value, case .dictionary(let keys)? = root["keys"] else {
             return PlistProvenanceLog()
         }
+        if keepingEncoding, let previous, let old = previous.written, old.touched.isEmpty,
+           let log = updated(previous.storage, writtenAs: old.keys, to: keys) {
+            return log
+        }
         var log = PlistProvenanceLog()
-        for (path, entry) in keys {
-            guard case .dictionary(let e) = entry, let raw = e["origin"]?.stringValue,
-                  let origin = PlistProvenance.Origin(rawValue: raw), let date = e["date"]?.dateValue else { continue }
-            let digest: UInt64 = switch e["digest"] { case .integer(let i)?: UInt64(i.description) ?? 0; default: 0 }
-            log.entries[EscapedPath.split(path, separator: "/")] = PlistProvenance(
-                origin: origin, process: e["process"]?.stringValue, pid: e["pid"]?.intValue, date: date,
-                device: e["device"]?.stringValue, digest: digest)
+        var canonical = keepingEncoding  // every key written as a save writes it
+        for (path, value) in keys {
+            guard let entry = entry(value) else { continue }
+            let components = EscapedPath.split(path, separator: "/")
+            if canonical, key(components) != path { canonical = false }
+            log.storage[components] = entry
+        }
+        if canonical, log.storage.count == keys.count {  // every entry read back as it is written: reusable as it is
+            log.written = Written(keys: keys)
         }
         return log
+    }
+
+    /// The log that `keys` (a file's) holds, from `storage` written as `old`: only the entries
+    /// whose encoded form differs are decoded. `nil` (read it all) when `keys` holds an entry
+    /// that does not read back or a key not written as a save writes it.
+    private static func updated(_ storage: [[String]: PlistProvenance], writtenAs old: PlistDictionary,
+                                to keys: PlistDictionary) -> PlistProvenanceLog? {
+        var log = PlistProvenanceLog()
+        log.storage = storage
+        var kept = 0  // keys of `old` still in `keys`
+        for (path, value) in keys {
+            let before = old[path]
+            if before != nil { kept += 1 }
+            if before == value { continue }
+            let components = EscapedPath.split(path, separator: "/")
+            guard key(components) == path, let entry = entry(value) else { return nil }
+            log.storage[components] = entry
+        }
+        if kept < old.count {
+            for (path, _) in old where keys[path] == nil { log.storage[EscapedPath.split(path, separator: "/")] = nil }
+        }
+        guard log.storage.count == keys.count else { return nil }
+        log.written = Written(keys: keys)
+        return log
+    }
+
+    /// An entry as read from the file, or `nil` when it is not one.
+    private static func entry(_ value: PlistValue) -> PlistProvenance? {
+        guard case .dictionary(let e) = value, let raw = e["origin"]?.stringValue,
+              let origin = PlistProvenance.Origin(rawValue: raw), let date = e["date"]?.dateValue else { return nil }
+        let digest: UInt64 = switch e["digest"] { case .integer(let i)?: UInt64(i.description) ?? 0; default: 0 }
+        return PlistProvenance(origin: origin, process: e["process"]?.stringValue, pid: e["pid"]?.intValue, date: date,
+                               device: e["device"]?.stringValue, digest: digest)
     }
 
     /// Writes the log beside `target` (atomically, owner-only), creating the companion directory.
@@ -217,15 +305,48 @@ public struct PlistProvenanceLog: Hashable, Sendable {
     /// - Parameter target: the settings file (after the link rule).
     /// - Throws: ``PlistFile/Failure`` when it cannot be written.
     public func save(for target: String) throws(PlistFile.Failure) {
+        try Self.write(Self.encoded(storage), for: target)
+    }
+
+    /// ``save(for:)``; with `keepingEncoding`, the entries are kept as written, and when they
+    /// were kept by the last save or load, only the entries changed since are encoded again.
+    /// The file is the same as ``save(for:)`` writes but for the order of its keys.
+    ///
+    /// - Returns: the identity of the file written.
+    @discardableResult
+    package mutating func save(for target: String, keepingEncoding: Bool) throws(PlistFile.Failure) -> PlistFile.Identity {
+        var keys: PlistDictionary
+        // Each removal shifts the entries after it: past a few, encoding all is cheaper.
+        if var kept = written, keepingEncoding, kept.touched.count <= max(16, storage.count / 4),
+           kept.touched.count(where: { storage[$0] == nil }) <= 16 {
+            written = nil  // `kept.keys` is changed in place, not copied
+            for path in kept.touched {
+                if let entry = storage[path] {
+                    kept.keys[Self.key(path)] = Self.value(entry)  // a new key goes last
+                } else {
+                    kept.keys.removeValue(forKey: Self.key(path))
+                }
+            }
+            keys = kept.keys
+        } else {
+            keys = Self.encoded(storage)
+        }
+        written = keepingEncoding ? Written(keys: keys) : nil
+        return try Self.write(keys, for: target)
+    }
+
+    /// Every entry as written, sorted by path.
+    private static func encoded(_ entries: [[String]: PlistProvenance]) -> PlistDictionary {
         var keys = PlistDictionary(minimumCapacity: entries.count)
         for (path, entry) in entries.sorted(by: { $0.key.lexicographicallyPrecedes($1.key) }) {
-            var e: PlistDictionary = ["origin": .string(entry.origin.rawValue), "date": .date(entry.date),
-                                      "digest": .integer(PlistInteger(entry.digest))]
-            if let process = entry.process { e["process"] = .string(process) }
-            if let pid = entry.pid { e["pid"] = .integer(PlistInteger(Int64(pid))) }
-            if let device = entry.device { e["device"] = .string(device) }
-            keys[path.map { EscapedPath.escape($0, separator: "/") }.joined(separator: "/")] = .dictionary(e)
+            keys.append(key(path), value(entry))
         }
+        return keys
+    }
+
+    /// Writes the file holding `keys`.
+    @discardableResult
+    private static func write(_ keys: PlistDictionary, for target: String) throws(PlistFile.Failure) -> PlistFile.Identity {
         let root: PlistDictionary = ["version": 1, "keys": .dictionary(keys)]
         let bytes: [UInt8]
         do {
@@ -234,7 +355,22 @@ public struct PlistProvenanceLog: Hashable, Sendable {
             throw PlistFile.Failure("cannot encode the provenance log: \(error)", code: EINVAL)
         }
         let directory = try PlistFile.makeCompanionDirectory(for: target)
-        try PlistFile.replace(directory + "/" + Self.fileName, with: bytes, permissions: 0o600, durable: false)  // digests make a lost log harmless
+        return try PlistFile.replace(directory + "/" + fileName, with: bytes, permissions: 0o600, durable: false)  // digests make a lost log harmless
+    }
+
+    /// An entry's key in the file: its path with `/` and `\\` escaped in components.
+    private static func key(_ path: [String]) -> String {
+        PlistHistory.keyPath(path)
+    }
+
+    /// An entry as written.
+    private static func value(_ entry: PlistProvenance) -> PlistValue {
+        var e: PlistDictionary = ["origin": .string(entry.origin.rawValue), "date": .date(entry.date),
+                                  "digest": .integer(PlistInteger(entry.digest))]
+        if let process = entry.process { e["process"] = .string(process) }
+        if let pid = entry.pid { e["pid"] = .integer(PlistInteger(Int64(pid))) }
+        if let device = entry.device { e["device"] = .string(device) }
+        return .dictionary(e)
     }
 
     /// Records `writer` as the setter of every leaf at or below `keys` in `contents`; a key gone
@@ -249,13 +385,13 @@ public struct PlistProvenanceLog: Hashable, Sendable {
         // drops them, once for all keys rather than a walk of every entry per key.
         for key in keys {
             guard let value = Self.value(at: key, in: contents) else {
-                entries[key] = nil
+                set(nil, at: key)
                 continue
             }
             Self.forEachLeaf(of: value, at: key) { path, leaf in
                 var entry = writer
                 entry.digest = PlistProvenance.digest(of: leaf)
-                entries[path] = entry
+                set(entry, at: path)
             }
         }
     }
@@ -273,13 +409,16 @@ public struct PlistProvenanceLog: Hashable, Sendable {
         var changed = false
         for key in keys {
             guard let value = Self.value(at: key, in: contents) else {
-                if entries.removeValue(forKey: key) != nil { changed = true }
+                if storage[key] != nil {
+                    set(nil, at: key)
+                    changed = true
+                }
                 continue
             }
             Self.forEachLeaf(of: value, at: key) { path, leaf in
                 let digest = PlistProvenance.digest(of: leaf)
-                guard entries[path]?.digest != digest else { return }
-                entries[path] = PlistProvenance(origin: .changedOnDisk, date: date, digest: digest)
+                guard storage[path]?.digest != digest else { return }
+                set(PlistProvenance(origin: .changedOnDisk, date: date, digest: digest), at: path)
                 changed = true
             }
         }
@@ -303,15 +442,15 @@ public struct PlistProvenanceLog: Hashable, Sendable {
     ///
     /// - Parameter contents: the file's contents.
     public mutating func prune(to contents: PlistDictionary) {
-        for path in entries.keys {
+        for path in storage.keys {
             switch Self.value(at: path, in: contents) {
-            case nil, .dictionary?: entries[path] = nil
+            case nil, .dictionary?: set(nil, at: path)
             default: break
             }
         }
-        if entries.count > Self.maximumEntries {
-            let oldest = entries.sorted { $0.value.date < $1.value.date }.prefix(entries.count - Self.maximumEntries)
-            for (path, _) in oldest { entries[path] = nil }
+        if storage.count > Self.maximumEntries {
+            let oldest = storage.sorted { $0.value.date < $1.value.date }.prefix(storage.count - Self.maximumEntries)
+            for (path, _) in oldest { set(nil, at: path) }
         }
     }
 

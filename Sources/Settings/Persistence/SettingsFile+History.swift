@@ -67,6 +67,9 @@ extension SettingsFile {
         /// The provenance log as last read or written, and the identity of its file then.
         var log: PlistProvenanceLog?
         var logIdentity: PlistFile.Identity?
+        /// The generations directory as this process last listed or changed it, so a save lists
+        /// it only when another writer changed it.
+        var generations = PlistHistory.Known()
         /// Leaves found changed on disk by a reload, and when: recorded at the next save.
         var seen: [[String]: Date] = [:]
         /// Whether a failure to keep history was reported (once, until it works again).
@@ -83,7 +86,7 @@ extension SettingsFile {
         let path = PlistProvenanceLog.path(for: target)
         let identity = try? PlistFile.identity(of: path)
         if let log = historyState.log, identity == historyState.logIdentity { return log }
-        let log = (try? PlistProvenanceLog.load(for: target)) ?? PlistProvenanceLog()
+        let log = (try? PlistProvenanceLog.load(for: target, keepingEncoding: true, updating: historyState.log)) ?? PlistProvenanceLog()
         historyState.log = log
         historyState.logIdentity = identity
         return log
@@ -101,6 +104,8 @@ extension SettingsFile {
                               changed: [SettingsKey], notes: [[String]: PlistProvenance], target: String) {
         var log = currentLog(for: target)
         let limits = PlistHistory.Limits(count: options.historyLimit, bytes: options.historyByteBudget)
+        var generations = historyState.generations  // what this process knows of the generations directory
+        defer { historyState.generations = generations }
         var unrecorded = false
         if let base {
             let now = Date()
@@ -121,14 +126,16 @@ extension SettingsFile {
             if unrecorded, limits.count > 0, let old = try? PlistValue.dictionary(base).encoded(as: format) {
                 let seen = historyState.seen.keys.sorted { $0.lexicographicallyPrecedes($1) }
                 keepGeneration { () throws(PlistFile.Failure) in
-                    try PlistHistory.keep(old, changed: seen, by: PlistProvenance(origin: .changedOnDisk, date: now), for: target, limits: limits)
+                    try PlistHistory.keep(old, changed: seen, by: PlistProvenance(origin: .changedOnDisk, date: now), for: target,
+                                          limits: limits, known: &generations)
                 }
             }
         }
         historyState.seen = [:]
         let writer = notes.isEmpty ? PlistProvenance.thisProcess(.write) : (notes.values.first ?? .thisProcess(.write))
         keepGeneration { () throws(PlistFile.Failure) in
-            try PlistHistory.keep(bytes, changed: changed.map(\.components), by: writer, for: target, limits: limits)
+            try PlistHistory.keep(bytes, changed: changed.map(\.components), by: writer, for: target, limits: limits,
+                                  known: &generations)
         }
         let me = PlistProvenance.thisProcess(.write)
         var plain: [[String]] = []
@@ -141,11 +148,12 @@ extension SettingsFile {
         }
         log.record(plain, in: merged, by: me)
         log.prune(to: merged)
+        var written: PlistFile.Identity?
         keepGeneration { () throws(PlistFile.Failure) in
-            try log.save(for: target)
+            written = try log.save(for: target, keepingEncoding: true)  // encodes only the entries changed since the last save or load
         }
         historyState.log = log
-        historyState.logIdentity = try? PlistFile.identity(of: PlistProvenanceLog.path(for: target))
+        historyState.logIdentity = written ?? (try? PlistFile.identity(of: PlistProvenanceLog.path(for: target)))
     }
 
     /// After the file was replaced: publishes the log for ``SettingsStore/provenance(of:)``.

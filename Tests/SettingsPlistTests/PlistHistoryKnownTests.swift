@@ -1,0 +1,76 @@
+import Foundation
+@testable import SettingsPlist
+import SettingsTestSupport
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `PlistHistory.keep(_:changed:by:for:limits:known:)`: a writer that keeps what it knows of the
+/// generations directory between saves keeps and prunes exactly the generations a writer that
+/// lists the directory every time would, whatever other writers did in between.
+struct PlistHistoryKnownTests {
+    let writer = PlistProvenance(origin: .write, process: "MyApp", pid: 1, date: Date(timeIntervalSince1970: 0))
+
+    func bytes(_ i: Int) throws -> Data {
+        try PlistValue.dictionary(["i": .integer(PlistInteger(Int64(i)))]).encoded(as: .binary)
+    }
+
+    @Test func anotherWritersGenerationIsNoticedAndCountedWhenPruning() throws {
+        let dir = try TemporaryDirectory()
+        let target = dir.path("settings.plist")
+        let limits = PlistHistory.Limits(count: 3)
+        var known = PlistHistory.Known()
+        for i in 1...4 {
+            #expect(try PlistHistory.keep(bytes(i), changed: [["i"]], by: writer, for: target, limits: limits, known: &known) == i)
+        }
+        // Another process (the tool, another store) keeps one between two of this writer's saves,
+        // within the same tick of the file system's clock: the directory's times look unchanged.
+        let directory = PlistHistory.directory(for: target)
+        var before = stat()
+        #expect(lstat(directory, &before) == 0)
+        #expect(try PlistHistory.keep(bytes(5), changed: [["i"]], by: writer, for: target, limits: limits) == 5)
+        let times = [before.st_atim, before.st_mtim]
+        #expect(utimensat(AT_FDCWD, directory, times, AT_SYMLINK_NOFOLLOW) == 0)
+        #expect(try PlistHistory.keep(bytes(6), changed: [["i"]], by: writer, for: target, limits: limits, known: &known) == 6)
+        #expect(try PlistHistory.list(for: target).map(\.number) == [4, 5, 6])
+        #expect(try PlistHistory.newest(for: target)?.contents() == ["i": 6])
+    }
+
+    @Test func aRemovedHistoryStartsAgainAtOne() throws {
+        let dir = try TemporaryDirectory()
+        let target = dir.path("settings.plist")
+        var known = PlistHistory.Known()
+        for i in 1...3 {
+            try PlistHistory.keep(bytes(i), changed: [], by: writer, for: target, limits: .init(), known: &known)
+        }
+        try FileManager.default.removeItem(atPath: PlistHistory.directory(for: target))
+        #expect(try PlistHistory.keep(bytes(9), changed: [], by: writer, for: target, limits: .init(), known: &known) == 1)
+        #expect(try PlistHistory.list(for: target).map(\.number) == [1])
+    }
+
+    @Test func theByteBudgetCountsTheSizesAlreadyKnown() throws {
+        let dir = try TemporaryDirectory()
+        let target = dir.path("settings.plist")
+        let limits = PlistHistory.Limits(count: 20, bytes: 2_500)
+        var known = PlistHistory.Known()
+        for i in 1...6 {
+            try PlistHistory.keep(Data(count: 1_000), changed: [["i\(i)"]], by: writer, for: target, limits: limits, known: &known)
+        }
+        // About 1 KB each: two fit in the budget, the newest always stays.
+        #expect(try PlistHistory.list(for: target).map(\.number) == [5, 6])
+    }
+
+    @Test func temporaryFilesOfAKilledWriterGoAtTheNextListing() throws {
+        let dir = try TemporaryDirectory()
+        let target = dir.path("settings.plist")
+        try PlistHistory.keep(bytes(1), changed: [], by: writer, for: target)
+        let directory = PlistHistory.directory(for: target)
+        let leftover = directory + "/" + PlistFile.temporaryPrefix(for: directory + "/2.plist") + "0123456789abcdef"
+        try Data("half".utf8).write(to: URL(filePath: leftover))
+        var known = PlistHistory.Known()  // a writer's first save lists the directory
+        #expect(try PlistHistory.keep(bytes(2), changed: [], by: writer, for: target, limits: .init(), known: &known) == 2)
+        #expect(!FileManager.default.fileExists(atPath: leftover))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory).sorted() == ["1.plist", "2.plist"])
+    }
+}
