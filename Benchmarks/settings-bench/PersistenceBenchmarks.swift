@@ -7,14 +7,8 @@ import Settings
 enum PersistenceBenchmarks {
     static func run(_ h: Harness) throws {
         let directory = FileManager.default.temporaryDirectory.appending(path: "settings-bench-persist-\(getpid())")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
-
-        var initial = PlistDictionary()
-        for i in 0..<100 { initial["key\(i)"] = i % 3 == 0 ? .string("value \(i)") : .integer(PlistInteger(Int64(i))) }
-        let url = directory.appending(path: "settings.plist")
-        try PlistValue.dictionary(initial).write(to: url)
-        let store = SettingsStore.file(url, autosaveDelay: nil, externalChanges: .ignored)
+        let (initial, store) = try hundredKeyStore(in: directory)
         var i: Int64 = 0
         let flush = try h.medianSeconds {
             i += 1
@@ -46,17 +40,22 @@ enum PersistenceBenchmarks {
     /// `perf stat` or callgrind, where a busy machine makes the timed row too noisy to compare.
     static func profileFlush(count: Int) throws {
         let directory = FileManager.default.temporaryDirectory.appending(path: "settings-bench-profile-\(getpid())")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
-        var initial = PlistDictionary()
-        for i in 0..<100 { initial["key\(i)"] = i % 3 == 0 ? .string("value \(i)") : .integer(PlistInteger(Int64(i))) }
-        let url = directory.appending(path: "settings.plist")
-        try PlistValue.dictionary(initial).write(to: url)
-        let store = SettingsStore.file(url, autosaveDelay: nil, externalChanges: .ignored)
+        let store = try hundredKeyStore(in: directory).store
         for i in 0..<count {
             store["key1"] = .integer(PlistInteger(Int64(i)))
             try store.flushNow()
         }
+    }
+
+    /// A file store over a 100-key file in `directory` (created), and the file's contents.
+    static func hundredKeyStore(in directory: URL) throws -> (initial: PlistDictionary, store: SettingsStore) {
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        var initial = PlistDictionary()
+        for i in 0..<100 { initial["key\(i)"] = i % 3 == 0 ? .string("value \(i)") : .integer(PlistInteger(Int64(i))) }
+        let url = directory.appending(path: "settings.plist")
+        try PlistValue.dictionary(initial).write(to: url)
+        return (initial, SettingsStore.file(url, autosaveDelay: nil, externalChanges: .ignored))
     }
 
     static func record(_ h: Harness, _ workload: String, _ system: String, _ seconds: Double) {
