@@ -38,24 +38,27 @@ enum PersistenceBenchmarks {
 
     /// `--profile-flush N`: only N flushes of one change to a 100-key file (in `$TMPDIR`), for
     /// `perf stat` or callgrind, where a busy machine makes the timed row too noisy to compare.
-    static func profileFlush(count: Int) throws {
+    static func profileFlush(count: Int, historyLimit: Int = 20) throws {
         let directory = FileManager.default.temporaryDirectory.appending(path: "settings-bench-profile-\(getpid())")
         defer { try? FileManager.default.removeItem(at: directory) }
-        let store = try hundredKeyStore(in: directory).store
+        let store = try hundredKeyStore(in: directory, historyLimit: historyLimit).store
         for i in 0..<count {
             store["key1"] = .integer(PlistInteger(Int64(i)))
             try store.flushNow()
         }
     }
 
-    /// A file store over a 100-key file in `directory` (created), and the file's contents.
-    static func hundredKeyStore(in directory: URL) throws -> (initial: PlistDictionary, store: SettingsStore) {
+    /// A file store over a 100-key file in `directory` (created), and the file's contents;
+    /// `historyLimit`: how many generations its saves keep.
+    static func hundredKeyStore(in directory: URL, historyLimit: Int = 20) throws -> (initial: PlistDictionary, store: SettingsStore) {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         var initial = PlistDictionary()
         for i in 0..<100 { initial["key\(i)"] = i % 3 == 0 ? .string("value \(i)") : .integer(PlistInteger(Int64(i))) }
         let url = directory.appending(path: "settings.plist")
         try PlistValue.dictionary(initial).write(to: url)
-        return (initial, SettingsStore.file(url, autosaveDelay: nil, externalChanges: .ignored))
+        var options = PersistenceOptions()
+        options.historyLimit = historyLimit
+        return (initial, SettingsStore.file(url, autosaveDelay: nil, externalChanges: .ignored, options: options))
     }
 
     static func record(_ h: Harness, _ workload: String, _ system: String, _ seconds: Double) {

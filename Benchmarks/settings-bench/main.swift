@@ -2,7 +2,7 @@ import Foundation
 
 // settings-bench: compares Settings with Foundation in one run.
 //   swift run -c release settings-bench [--quick] [--samples N] [--sizes 10k,1m,10m] [--only codec|codable|convert|store|persistence|process|model]
-//   swift run -c release settings-bench --profile-flush N   (N flushes only, for perf stat / callgrind)
+//   swift run -c release settings-bench --profile-flush N [HISTORY-LIMIT]   (N flushes only, for perf stat / callgrind)
 // Prints `workload<TAB>system<TAB>value<TAB>unit` per result, then the ratios.
 
 var samples = 5
@@ -24,9 +24,10 @@ while let arg = args.popFirst() {
         StoreBenchmarks.profile(count: Int(args.popFirst() ?? "") ?? 100_000)
         exit(0)
     case "--profile-flush":
-        // --profile-flush N: N flushes of one change to a 100-key file, nothing else.
+        // --profile-flush N [HISTORY-LIMIT]: N flushes of one change to a 100-key file, nothing
+        // else (HISTORY-LIMIT: PersistenceOptions.historyLimit, 20 by default; 0 keeps no generations).
         do {
-            try PersistenceBenchmarks.profileFlush(count: Int(args.popFirst() ?? "") ?? 1000)
+            try PersistenceBenchmarks.profileFlush(count: Int(args.popFirst() ?? "") ?? 1000, historyLimit: Int(args.first ?? "") ?? 20)
         } catch {
             print("profile failed: \(error)")
             exit(1)
