@@ -14,16 +14,8 @@ struct HistoryAndProvenanceTests {
 
     /// Runs the tool and returns its exit status and standard error.
     static func runTool(_ arguments: [String]) async throws -> (status: Int32, output: String) {
-        let process = Process()
-        process.executableURL = tool
-        process.arguments = arguments
-        let out = Pipe()
-        process.standardOutput = out
-        process.standardError = out
-        try process.run()
-        let data = await offThePool { out.fileHandleForReading.readDataToEndOfFile() }
-        await offThePool { process.waitUntilExit() }
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+        let run = try await offThePool { Result { try runProgram(tool, arguments) } }.get()
+        return (run.status, run.output)
     }
 
     @Test func provenanceNamesEachWriterAcrossTwoProcessesAndAHandEdit() async throws {

@@ -59,16 +59,8 @@ enum PythonJSONSchema {
 
     /// Runs `program` and returns its status and its standard output and error together.
     static func launch(_ program: URL, _ arguments: [String]) throws -> (status: Int32, output: String) {
-        let process = Process()
-        process.executableURL = program
-        process.arguments = arguments
-        let out = Pipe()
-        process.standardOutput = out
-        process.standardError = out
-        try process.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+        let run = try runProgram(program, arguments)
+        return (run.status, run.output)
     }
 
     /// Validates `instance` (converted as `jsonInstanceText()` converts it) against `schema`.

@@ -1,15 +1,12 @@
 import Foundation
+import SettingsTestSupport
 #if canImport(Glibc)
 import Glibc
 #endif
 
 /// Runs the built `settings` binary as a subprocess.
 struct CLI {
-    struct Output {
-        var status: Int32
-        var stdout: String
-        var stderr: String
-    }
+    typealias Output = ProgramOutput
 
     /// The `settings` executable beside the test bundle (SwiftPM builds every product for `swift test`),
     /// or `$SETTINGS_CLI` (to run the tests against another build, e.g. an older one).
@@ -32,21 +29,7 @@ struct CLI {
     /// Runs `program` with `arguments` and the test's environment plus `environment`; returns
     /// its status and both outputs.
     static func launch(_ program: URL, _ arguments: [String], environment: [String: String], in directory: URL? = nil) throws -> Output {
-        let process = Process()
-        if let directory { process.currentDirectoryURL = directory }
-        process.executableURL = program
-        process.arguments = arguments
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let outData = out.fileHandleForReading.readDataToEndOfFile()
-        let errData = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Output(status: process.terminationStatus,
-                      stdout: String(decoding: outData, as: UTF8.self),
-                      stderr: String(decoding: errData, as: UTF8.self))
+        try runProgram(program, arguments, environment: environment, in: directory)
     }
 }
 
