@@ -132,12 +132,12 @@ extension SettingsFile {
             }
         }
         historyState.seen = [:]
-        let writer = notes.isEmpty ? PlistProvenance.thisProcess(.write) : (notes.values.first ?? .thisProcess(.write))
+        let me = PlistProvenance.thisProcess(.write)
+        let writer = notes.values.first ?? me
         keepGeneration { () throws(PlistFile.Failure) in
             try PlistHistory.keep(bytes, changed: changed.map(\.components), by: writer, for: target, limits: limits,
                                   known: &generations)
         }
-        let me = PlistProvenance.thisProcess(.write)
         var plain: [[String]] = []
         for key in changed {
             if let noted = notes[key.components] {

@@ -66,8 +66,7 @@ nonisolated extension SettingsStore {
         for registration in registrations.reversed() {
             if let value = registration.values.value(at: key.components) {
                 rows.append(.init(layer: layer, source: registration.path ?? "in code", value: value))
-            } else if let old = formerly.first(where: { registration.values.value(at: $0.components) != nil }),
-                      let value = registration.values.value(at: old.components) {
+            } else if let (old, value) = formerly.lazy.compactMap({ old in registration.values.value(at: old.components).map { (old, $0) } }).first {
                 rows.append(.init(layer: layer, source: registration.path ?? "in code", value: value, notes: ["under its old name '\(old.path)'"]))
             }
         }

@@ -106,8 +106,13 @@ extension SettingsStore.State {
         guard !sources.renames.isEmpty else { return [] }
         var moves: [RenamedKeyMove] = []
         for (key, formerly) in sources.renames where overwriting || self[layer].value(at: key.components) == nil {
-            guard let old = formerly.first(where: { self[layer].value(at: $0.components) != nil }),
-                  let value = self[layer].value(at: old.components) else { continue }
+            var found: (old: SettingsKey, value: PlistValue)?  // the first old name present, and its value
+            for old in formerly {
+                guard let value = self[layer].value(at: old.components) else { continue }
+                found = (old, value)
+                break
+            }
+            guard let (old, value) = found else { continue }
             modify(layer) { dict in
                 _ = dict.setValue(value, at: key.components[...])
                 _ = dict.setValue(nil, at: old.components[...])
@@ -168,8 +173,7 @@ nonisolated extension SettingsStore {
         let old = formerly.filter { $0 != key }
         guard !old.isEmpty, values.storage.locked({ $0.sources.addRename(key, formerly: old) }) else { return }
         layersManifestChanged()
-        for layer in [SettingsLayer.volatile, .overrides, .defaults] { moveRenamedKeys(in: layer) }
-        if loaded.load(ordering: .acquiring) { moveRenamedKeys(in: .user) }
+        for layer in [SettingsLayer.volatile, .overrides, .defaults, .user] { moveRenamedKeys(in: layer) }
     }
 
     /// The earlier names declared for `key` (see ``registerRename(of:formerly:)``).
@@ -186,8 +190,8 @@ nonisolated extension SettingsStore {
     /// value under the new name wins); a store whose file is not loaded yet is not loaded for it
     /// (its user layer is moved when it loads).
     func moveRenamedKeys(in layer: SettingsLayer, overwriting: Bool = false) {
-        guard values.storage.locked({ $0.hasRenamedKeys(in: layer, overwriting: overwriting) }) else { return }
-        guard layer != .user || loaded.load(ordering: .acquiring) else { return }
+        guard layer != .user || loaded.load(ordering: .acquiring),
+              values.storage.locked({ $0.hasRenamedKeys(in: layer, overwriting: overwriting) }) else { return }
         var moves: [RenamedKeyMove] = []
         // Never loads the file for it: the user layer is moved when the file loads.
         replace(layer, origin: layer == .user ? .migration : SettingsChange.Origin(layer), loadingFile: false) { s in
