@@ -161,6 +161,24 @@ public enum PlistHistory {
         return number
     }
 
+    /// Removes generation `number` of `target`, kept for a save that then did not happen (the
+    /// file could not be replaced), so history holds only saves that happened.
+    ///
+    /// - Parameters:
+    ///   - number: the generation ``keep(_:changed:by:for:limits:known:)`` returned.
+    ///   - target: the settings file (after the link rule).
+    ///   - known: what the writer knows of the directory.
+    package static func discard(_ number: Int, for target: String, known: inout Known) {
+        let path = directory(for: target) + "/\(number).plist"
+        guard unlink(path) == 0 || errno == ENOENT else {
+            known = Known()
+            return
+        }
+        known.numbers.removeAll { $0 == number }
+        known.sizes[number] = nil
+        if known.newest?.number == number { known = Known() }  // list again at the next save
+    }
+
     /// The generations kept beside `target`, oldest first (empty when there are none). A
     /// generation that cannot be read is skipped.
     ///

@@ -35,6 +35,10 @@ public struct SettingsDiagnostic: Hashable, Sendable, CustomStringConvertible {
         /// name (declared with `formerly:` or ``SettingsStore/registerRename(of:formerly:)``): its
         /// value was applied to the new name. Reported once per old name and layer.
         case deprecatedKey
+        /// Renames that cannot all hold: two settings declare the same old name, two renames
+        /// would move a value back and forth, or a value under an old name cannot move to its
+        /// new name without replacing another value. The old name is left as it is.
+        case renameConflict
     }
 
     /// What kind of problem it is.

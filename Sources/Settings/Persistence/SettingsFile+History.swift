@@ -39,6 +39,12 @@ final class StoreHistory: Sendable {
         }
     }
 
+    /// Gives back notes taken for a save that failed (a note made since wins).
+    func restore(notes: [[String]: PlistProvenance]) {
+        guard !notes.isEmpty else { return }
+        state.locked { s in s.notes.merge(notes) { current, _ in current } }
+    }
+
     /// Makes `log` and `contents` what ``SettingsStore/provenance(of:)`` reads.
     func publish(_ log: PlistProvenanceLog, contents: PlistDictionary, fileDate: Date) {
         state.locked { s in
@@ -100,8 +106,11 @@ extension SettingsFile {
     /// crash then stopped never describes the value left in the file.
     ///
     /// Failures to keep history never stop the save: they are reported once.
+    ///
+    /// - Returns: the number of the generation kept for `bytes`, for ``discardGeneration(_:)``
+    ///   when the file then cannot be replaced (`nil`: none kept).
     mutating func prepareSave(bytes: Data, base: PlistDictionary?, reread: Bool, merged: PlistDictionary,
-                              changed: [SettingsKey], notes: [[String]: PlistProvenance], target: String) {
+                              changed: [SettingsKey], notes: [[String]: PlistProvenance], target: String) -> Int? {
         var log = currentLog(for: target)
         let limits = PlistHistory.Limits(count: options.historyLimit, bytes: options.historyByteBudget)
         var generations = historyState.generations  // what this process knows of the generations directory
@@ -133,10 +142,19 @@ extension SettingsFile {
         }
         historyState.seen = [:]
         let me = PlistProvenance.thisProcess(.write)
-        let writer = notes.values.first ?? me
+        // The generation names one writer: the origin noted for every changed key when they all
+        // share it (a sync, a migration, a restore), else this process.
+        let origins = changed.map { notes[$0.components] }
+        let writer: PlistProvenance
+        if let first = origins.first ?? nil, origins.allSatisfy({ $0?.origin == first.origin && $0?.device == first.device }) {
+            writer = first
+        } else {
+            writer = me
+        }
+        var kept: Int?
         keepGeneration { () throws(PlistFile.Failure) in
-            try PlistHistory.keep(bytes, changed: changed.map(\.components), by: writer, for: target, limits: limits,
-                                  known: &generations)
+            kept = try PlistHistory.keep(bytes, changed: changed.map(\.components), by: writer, for: target, limits: limits,
+                                         known: &generations)
         }
         var plain: [[String]] = []
         for key in changed {
@@ -154,7 +172,17 @@ extension SettingsFile {
         }
         historyState.log = log
         historyState.logIdentity = written ?? (try? PlistFile.identity(of: PlistProvenanceLog.path(for: target)))
+        return kept
     }
+
+    /// Removes the generation a save kept when the file then could not be replaced: history
+    /// holds only saves that happened (a save that fails again and again keeps nothing).
+    mutating func discardGeneration(_ number: Int) {
+        PlistHistory.discard(number, for: resolvedTargetForHistory, known: &historyState.generations)
+    }
+
+    /// The target history is kept for (the path as given when the link rule refuses it).
+    private var resolvedTargetForHistory: String { targetPath }
 
     /// After the file was replaced: publishes the log for ``SettingsStore/provenance(of:)``.
     func finishSave(merged: PlistDictionary) {

@@ -176,6 +176,20 @@ struct SettingsFile {
 
     // MARK: Saving
 
+    /// What one save writes, taken from the store under the file lock (so saves never overtake
+    /// each other) and given back when the save fails.
+    struct SaveBatch {
+        /// The store's user layer.
+        var values: PlistDictionary
+        /// The key paths changed since the last save.
+        var changed: [SettingsKey]
+        /// Old names a rename removed, with the value moved: removed from the file only while
+        /// it still holds that value (a value another program wrote there since is kept).
+        var removedIfUnchanged: [SettingsKey: PlistValue] = [:]
+        /// Origins other than this process's own write, per key path (sync, migration, restore).
+        var notes: [[String]: PlistProvenance] = [:]
+    }
+
     /// What one attempt to save did.
     enum SaveStep<R: ~Copyable>: ~Copyable {
         /// Nothing was changed since the last save.
@@ -199,12 +213,12 @@ struct SettingsFile {
     /// - Parameters:
     ///   - snapshot: takes the store's user layer and the key paths changed since the last save
     ///     (called with the file lock held, so saves never overtake each other).
-    ///   - restore: gives the changed key paths back when the save fails.
+    ///   - restore: gives the batch back when the save fails.
     ///   - reconcile: brings the store up to date with the file's new contents.
     mutating func save<R: ~Copyable>(
         hasChanges: Bool,
-        snapshot: () -> (values: PlistDictionary, changed: [SettingsKey]),
-        restore: ([SettingsKey]) -> Void,
+        snapshot: () -> SaveBatch,
+        restore: (SaveBatch) -> Void,
         reconcile: (PlistDictionary) -> R
     ) throws(SettingsError) -> SaveStep<R> {
         guard hasChanges else {
@@ -287,20 +301,20 @@ struct SettingsFile {
                 }
             }
         }
-        let (values, changed) = snapshot()
-        guard !changed.isEmpty else { return .nothing }
+        var batch = snapshot()
+        batch.notes = history?.takeNotes() ?? [:]
+        guard !batch.changed.isEmpty else {
+            restore(batch)  // the notes wait for the save that writes their keys
+            return .nothing
+        }
+        var kept: Int?  // the generation kept for this save
         do throws(SettingsError) {
-            var merged = base ?? values
-            if base != nil {
-                for key in changed {
-                    _ = merged.setValue(values.value(at: key.components), at: key.components[...])
-                }
-            }
+            let merged = Self.merge(batch, into: base)
             let bytes = try encode(merged, for: target)
             try Self.checkSize(bytes, limit: options.maximumFileSize, for: target)
             // History and provenance (SettingsFile+History.swift): kept before the file is replaced.
-            let notes = history?.takeNotes() ?? [:]
-            prepareSave(bytes: bytes, base: base, reread: reread, merged: merged, changed: changed, notes: notes, target: target)
+            kept = prepareSave(bytes: bytes, base: base, reread: reread, merged: merged, changed: batch.changed,
+                               notes: batch.notes, target: target)
             do {
                 known = try PlistFile.replace(target, with: bytes, permissions: permissions, owner: owner)
             } catch {
@@ -311,9 +325,31 @@ struct SettingsFile {
             writes += 1
             return .saved(reconcile(merged))
         } catch {
-            restore(changed)
+            // A generation is kept only for a save that happens: the failed one's goes again.
+            if let kept { discardGeneration(kept) }
+            restore(batch)
             throw error
         }
+    }
+
+    /// The file's new contents: `base` (what the file holds now; `nil` when only this process's
+    /// values can be written) with each changed key path set to the store's value or removed.
+    /// An old name a rename removed stays when the file holds another value there than the one
+    /// moved (another program wrote it after the move), and so does everything on its path.
+    static func merge(_ batch: SaveBatch, into base: PlistDictionary?) -> PlistDictionary {
+        guard var merged = base else { return batch.values }
+        var keptOldNames: [SettingsKey] = []
+        for (old, moved) in batch.removedIfUnchanged {
+            if let theirs = merged.value(at: old.components), theirs != moved { keptOldNames.append(old) }
+        }
+        for key in batch.changed {
+            let overlapsKept = keptOldNames.contains {
+                $0.components.starts(with: key.components) || key.components.starts(with: $0.components)
+            }
+            if overlapsKept { continue }
+            _ = merged.setValue(batch.values.value(at: key.components), at: key.components[...])
+        }
+        return merged
     }
 
     /// The file's bytes in its format. XML cannot carry some strings (control characters other

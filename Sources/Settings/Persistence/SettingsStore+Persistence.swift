@@ -80,8 +80,19 @@ nonisolated extension SettingsStore {
             step = try backend.withFile { (file: inout SettingsFile) throws(SettingsError) in
                 try file.save(
                     hasChanges: hasChanges,
-                    snapshot: { values.storage.locked { s in (s[.user], s.takeDirty()) } },
-                    restore: { keys in values.storage.locked { s in s.restoreDirty(keys) } },
+                    snapshot: {
+                        values.storage.locked { s in
+                            defer { s.renameRemovals = [:] }
+                            return SettingsFile.SaveBatch(values: s[.user], changed: s.takeDirty(), removedIfUnchanged: s.renameRemovals)
+                        }
+                    },
+                    restore: { batch in
+                        values.storage.locked { s in
+                            s.restoreDirty(batch.changed)
+                            s.renameRemovals.merge(batch.removedIfUnchanged) { current, _ in current }
+                        }
+                        history?.restore(notes: batch.notes)
+                    },
                     reconcile: { contents in adopt(contents) }
                 )
             }

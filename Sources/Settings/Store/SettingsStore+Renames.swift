@@ -29,6 +29,10 @@ struct LayerSources: Sendable {
     var renames: [(key: SettingsKey, formerly: [SettingsKey])] = []
     /// The old names already reported in each layer (one deprecation diagnostic each).
     var reportedOldNames: Set<String> = []
+    /// Old names this store moved out of the user layer: moved once. A value given to one
+    /// again afterwards (an older program, or a program whose rename goes the other way) is
+    /// left where it is, so two programs never move a value back and forth.
+    var movedOldNames: Set<SettingsKey> = []
 
     /// Records the environment prefix read; `false` when it was known already.
     mutating func recordEnvironmentPrefix(_ prefix: String) -> Bool {
@@ -42,15 +46,36 @@ struct LayerSources: Sendable {
         renames.first { $0.key == key }?.formerly ?? []
     }
 
-    /// Records a rename; `false` when it was known already (the old names are added to any known).
-    mutating func addRename(_ key: SettingsKey, formerly: [SettingsKey]) -> Bool {
-        guard let index = renames.firstIndex(where: { $0.key == key }) else {
-            renames.append((key, formerly))
-            return true
+    /// Records a rename, refusing each old name that conflicts with a rename already declared:
+    /// an old name of another key (two settings cannot both take its value), a key that is itself
+    /// a renamed setting's current name, or a key that is another setting's old name (either
+    /// would make the two renames move the value back and forth).
+    ///
+    /// - Returns: whether anything was added, and one message per refused old name.
+    mutating func addRename(_ key: SettingsKey, formerly: [SettingsKey]) -> (added: Bool, conflicts: [String]) {
+        var conflicts: [String] = []
+        if let other = renames.first(where: { $0.key != key && $0.formerly.contains(key) }) {
+            let names = formerly.map { "'\($0.path)'" }.joined(separator: ", ")
+            return (false, ["'\(key.path)' is declared with the old names \(names), but '\(key.path)' is itself an old name of '\(other.key.path)': the two renames would move the value back and forth; the old names of '\(key.path)' are ignored"])
         }
-        let added = formerly.filter { !renames[index].formerly.contains($0) }
+        var accepted: [SettingsKey] = []
+        for old in formerly where !accepted.contains(old) {
+            if let other = renames.first(where: { $0.key != key && $0.formerly.contains(old) }) {
+                conflicts.append("'\(old.path)' is declared as the old name of both '\(other.key.path)' and '\(key.path)'; its value goes to '\(other.key.path)' only (declared first)")
+            } else if let other = renames.first(where: { $0.key == old }) {
+                conflicts.append("'\(key.path)' declares '\(old.path)' as its old name, but '\(old.path)' is itself a setting renamed from \(other.formerly.map { "'\($0.path)'" }.joined(separator: ", ")): the two renames would move the value back and forth; '\(old.path)' is not treated as an old name of '\(key.path)'")
+            } else {
+                accepted.append(old)
+            }
+        }
+        guard !accepted.isEmpty else { return (false, conflicts) }
+        guard let index = renames.firstIndex(where: { $0.key == key }) else {
+            renames.append((key, accepted))
+            return (true, conflicts)
+        }
+        let added = accepted.filter { !renames[index].formerly.contains($0) }
         renames[index].formerly += added
-        return !added.isEmpty
+        return (!added.isEmpty, conflicts)
     }
 
     /// What a tool needs to see the same layers (file stores write it beside their file).
@@ -93,6 +118,37 @@ struct RenamedKeyMove: Sendable {
     var source: String?
     /// Whether this is the first time the old name was met in this layer (reported then only).
     var firstTime: Bool
+    /// What became of it.
+    var outcome: Outcome = .moved
+
+    enum Outcome: Sendable {
+        /// Moved to the new name.
+        case moved
+        /// Not moved: the new name's place holds another value that the move would have replaced.
+        case blocked
+        /// Not moved: this store moved the old name once already, and it was given a value again.
+        case leftAlone
+    }
+}
+
+extension PlistDictionary {
+    /// Whether a value can be set at `path` without replacing another: every dictionary on the
+    /// way is missing or a dictionary, and the place itself is empty (or, when `overwriting`,
+    /// holds anything but a dictionary with keys of its own).
+    func canHold(_ path: [String], overwriting: Bool) -> Bool {
+        var current = self
+        for (index, component) in path.enumerated() {
+            guard let value = current[component] else { return true }
+            if index == path.count - 1 {
+                guard overwriting else { return false }
+                if case .dictionary(let namespace) = value { return namespace.isEmpty }
+                return true
+            }
+            guard case .dictionary(let child) = value else { return false }
+            current = child
+        }
+        return true
+    }
 }
 
 extension SettingsStore.State {
@@ -113,13 +169,28 @@ extension SettingsStore.State {
                 break
             }
             guard let (old, value) = found else { continue }
-            modify(layer) { dict in
-                _ = dict.setValue(value, at: key.components[...])
-                _ = dict.setValue(nil, at: old.components[...])
+            if layer == .user, sources.movedOldNames.contains(old) {
+                // Given a value again after this store moved it: left alone (reported once).
+                let first = sources.reportedOldNames.insert("again\u{0}" + old.path).inserted
+                moves.append(RenamedKeyMove(old: old, new: key, layer: layer, firstTime: first, outcome: .leftAlone))
+                continue
             }
+            // The old name is removed first, then the new one set: the new key may lie under the
+            // old one (`proxy` -> `proxy/host`) or the old under the new.
+            var moved = self[layer]
+            _ = moved.setValue(nil, at: old.components[...])
+            guard moved.canHold(key.components, overwriting: overwriting) else {
+                let first = sources.reportedOldNames.insert("blocked\u{0}" + layer.name + "\u{0}" + old.path).inserted
+                moves.append(RenamedKeyMove(old: old, new: key, layer: layer, firstTime: first, outcome: .blocked))
+                continue
+            }
+            _ = moved.setValue(value, at: key.components[...])
+            modify(layer) { $0 = moved }
             if layer == .user {
                 markDirtyKeepingAlive(key, store: store)
                 markDirtyKeepingAlive(old, store: store)
+                sources.movedOldNames.insert(old)
+                renameRemovals[old] = value
             }
             var source: String?
             if layer == .volatile, let given = sources.volatile.removeValue(forKey: old) {
@@ -171,7 +242,10 @@ nonisolated extension SettingsStore {
     ///   - formerly: its earlier key paths, the first one looked at first.
     public func registerRename(of key: SettingsKey, formerly: [SettingsKey]) {
         let old = formerly.filter { $0 != key }
-        guard !old.isEmpty, values.storage.locked({ $0.sources.addRename(key, formerly: old) }) else { return }
+        guard !old.isEmpty else { return }
+        let (added, conflicts) = values.storage.locked { $0.sources.addRename(key, formerly: old) }
+        for conflict in conflicts { report(SettingsDiagnostic(.renameConflict, key: key, conflict)) }
+        guard added else { return }
         layersManifestChanged()
         for layer in [SettingsLayer.volatile, .overrides, .defaults, .user] { moveRenamedKeys(in: layer) }
     }
@@ -197,11 +271,27 @@ nonisolated extension SettingsStore {
         replace(layer, origin: layer == .user ? .migration : SettingsChange.Origin(layer), loadingFile: false) { s in
             moves = s.moveRenamedKeys(in: layer, overwriting: overwriting, store: self)
         }
-        for move in moves where move.firstTime && (move.layer == .volatile || move.layer == .overrides) {
-            let given = move.source ?? (move.layer == .volatile ? "a volatile value" : "an override")
-            report(SettingsDiagnostic(
-                .deprecatedKey, key: move.new,
-                "\(given) uses '\(move.old.path)', the old name of '\(move.new.path)'; applied to '\(move.new.path)' (use the new name)"))
+        if layer == .user {
+            // Provenance: the moved keys were set by a migration, not by this program's own write.
+            history?.note(moves.filter { $0.outcome == .moved }.flatMap { [$0.new, $0.old] }, as: .migration)
+        }
+        for move in moves where move.firstTime {
+            switch move.outcome {
+            case .moved:
+                guard move.layer == .volatile || move.layer == .overrides else { continue }
+                let given = move.source ?? (move.layer == .volatile ? "a volatile value" : "an override")
+                report(SettingsDiagnostic(
+                    .deprecatedKey, key: move.new,
+                    "\(given) uses '\(move.old.path)', the old name of '\(move.new.path)'; applied to '\(move.new.path)' (use the new name)"))
+            case .blocked:
+                report(SettingsDiagnostic(
+                    .renameConflict, key: move.new,
+                    "\(move.layer.name): the value under '\(move.old.path)', the old name of '\(move.new.path)', cannot move there without replacing another value on its path; '\(move.old.path)' is kept as it is"))
+            case .leftAlone:
+                report(SettingsDiagnostic(
+                    .renameConflict, key: move.new,
+                    "'\(move.old.path)', the old name of '\(move.new.path)', was given a value again after this program moved it (by an older program, or one whose rename goes the other way); it is left as it is"))
+            }
         }
     }
 }

@@ -48,6 +48,10 @@ public actor SettingsStore {
         var tracked: [SettingsKey: any ObservedKeyPath] = [:]
         /// Hook (explain/renames): where each layer's values came from, and the renamed keys.
         var sources = LayerSources()
+        /// Old names removed from the user layer by a rename, with the value moved: the save
+        /// removes each from the file only while the file still holds that value, so a value an
+        /// older program wrote there after the move is never deleted (see ``SaveBatch``).
+        var renameRemovals: [SettingsKey: PlistValue] = [:]
 
         /// Records a changed user key; compacts the list when a long burst repeats keys.
         /// - Returns: whether the store just gained unsaved changes (it must be kept alive until
