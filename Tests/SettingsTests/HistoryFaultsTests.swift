@@ -1,0 +1,64 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+@testable import Settings
+import SettingsPlist
+import SettingsTestSupport
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Makes a directory immutable (`chattr +i`: even root cannot create or rename entries in it)
+/// for the length of `body`: how a save fails for real when the file cannot be replaced.
+func withImmutableDirectory<R>(_ directory: URL, _ body: () throws -> R) throws -> R {
+    let chattr = URL(filePath: "/usr/bin/chattr")
+    let set = try runProgram(chattr, ["+i", directory.path])
+    try #require(set.status == 0, "chattr +i failed: \(set.stderr)")
+    defer { _ = try? runProgram(chattr, ["-i", directory.path]) }
+    return try body()
+}
+
+/// Whether `chattr +i` works here (root on a file system with immutable files).
+let immutableDirectoriesWork: Bool = {
+    guard geteuid() == 0, FileManager.default.isExecutableFile(atPath: "/usr/bin/chattr"),
+          let dir = try? TemporaryDirectory() else { return false }
+    guard let set = try? runProgram(URL(filePath: "/usr/bin/chattr"), ["+i", dir.url.path]), set.status == 0 else { return false }
+    _ = try? runProgram(URL(filePath: "/usr/bin/chattr"), ["-i", dir.url.path])
+    return true
+}()
+
+/// History kept only for saves that happen (issue 28, item 4).
+struct HistoryFaultsTests {
+    @Test(.enabled(if: immutableDirectoriesWork, "needs root and chattr +i"))
+    func aSaveThatFailsAgainAndAgainKeepsNoGeneration() throws {
+        let dir = try TemporaryDirectory()
+        let file = dir.file()
+        let store = SettingsStore.file(file, autosaveDelay: nil, externalChanges: .ignored)
+        store["k"] = 1
+        try store.flushNow()
+        store["k"] = 2
+        try store.flushNow()
+        let before = try PlistHistory.list(for: file.path)
+        #expect(before.count == 2)
+
+        try withImmutableDirectory(dir.url) {
+            store["k"] = 3
+            for _ in 0..<5 {
+                #expect(throws: SettingsError.self) { try store.flushNow() }
+            }
+        }
+        let during = try PlistHistory.list(for: file.path)
+        #expect(during.map(\.number) == before.map(\.number), "failed saves kept generations: \(during.map(\.number))")
+        #expect(try PlistValue(contentsOf: file)["k"] == 2)
+
+        // Once the file can be replaced again, the save happens and keeps one generation.
+        try store.flushNow()
+        let after = try PlistHistory.list(for: file.path)
+        #expect(after.count == 3)
+        #expect(try after.last?.contents()["k"] == 3)
+        #expect(try PlistValue(contentsOf: file)["k"] == 3)
+    }
+}
