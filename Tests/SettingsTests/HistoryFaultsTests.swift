@@ -62,3 +62,29 @@ struct HistoryFaultsTests {
         #expect(try PlistValue(contentsOf: file)["k"] == 3)
     }
 }
+
+/// A restore makes the file equal the generation for the keys restored, whatever another
+/// process wrote since this store last looked (issue 28, item 8).
+struct RestoreOverUnseenChangesTests {
+    @Test(arguments: [false, true])
+    func aRestoreReplacesAChangeTheStoreHasNotSeen(keyWise: Bool) async throws {
+        let dir = try TemporaryDirectory()
+        let file = dir.file()
+        let store = SettingsStore.file(file, autosaveDelay: nil, externalChanges: .ignored)
+        store["k"] = 1
+        try await store.flush()
+        let generation = try #require(try await store.history().last).number
+
+        // Another program changes k and adds j; this store does not look (externalChanges: .ignored).
+        let other = SettingsStore.file(file, autosaveDelay: nil, externalChanges: .ignored)
+        other["k"] = 2
+        other["j"] = true
+        try await other.flush()
+
+        try await store.restore(generation, keys: keyWise ? ["k"] : nil)
+        let onDisk = try PlistValue(contentsOf: file)
+        #expect(onDisk["k"] == 1, "\(onDisk)")
+        #expect(onDisk["j"] == (keyWise ? true : nil), "\(onDisk)")
+        #expect(store["k"] == 1)
+    }
+}

@@ -118,10 +118,16 @@ extension SettingsStore {
         } catch {
             throw SettingsError(.invalidFile, path: path, detail: "cannot read generation \(number): \(error)")
         }
+        // What another process wrote since this store last looked is seen first, so the restore
+        // replaces it too: the file becomes generation `number` for the keys restored.
+        reloadIfChanged()
         let current = values.storage.locked { $0[.user] }
         let paths = keys ?? kept.changedLeafPaths(from: current)
-        let applied = applyToUserLayer(paths.map { ($0, kept.value(at: $0.components)) }, origin: .write)
-        history?.note(applied, as: .restore)
+        applyToUserLayer(paths.map { ($0, kept.value(at: $0.components)) }, origin: .write)
+        // Every restored key is written by the save, even one whose value this store already
+        // holds: the file may hold another (written in the moment before the save's lock).
+        values.storage.locked { s in for key in paths { s.markDirtyKeepingAlive(key, store: self) } }
+        history?.note(keys ?? paths, as: .restore)
         try await flush()
     }
 }
