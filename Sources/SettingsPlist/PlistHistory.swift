@@ -132,6 +132,9 @@ public enum PlistHistory {
         let (directory, directoryIdentity) = try makeDirectory(for: target)
         if !known.isCurrent(directory, directoryIdentity) { known.list(directory) }
         let number = (known.numbers.last ?? 0) + 1
+        guard number <= maximumNumber else {
+            throw PlistFile.Failure("generation numbers are used up in \(directory) (remove the history to start again)", code: EOVERFLOW)
+        }
         var entry: PlistDictionary = [
             "origin": .string(writer.origin.rawValue), "date": .date(writer.date),
             "changed": .array(changed.map { .string(keyPath($0)) }), "contents": .data(bytes),
@@ -241,11 +244,26 @@ public enum PlistHistory {
         for name in PlistFile.entryNames(inDirectory: directory) ?? [] {
             if name.hasPrefix("."), name.contains(".plist.tmp-") {
                 temporary.append(name)
-            } else if name.hasSuffix(".plist"), let n = Int(name.dropLast(6)), n > 0 {
+            } else if let n = generationNumber(name) {
                 numbers.append(n)
             }
         }
         return (numbers.sorted(), temporary)
+    }
+
+    /// The largest generation number a writer keeps or reads. Names are outside input: a
+    /// planted `9223372036854775807.plist` must not make the next number overflow.
+    static let maximumNumber = Int(Int32.max)
+
+    /// The number a generation's file name gives: `N.plist` with `N` written the one way a
+    /// writer writes it (no sign, no leading zero, at most ``maximumNumber``), so `03.plist` or
+    /// `+4.plist` never stand for generations 3 and 4.
+    static func generationNumber(_ name: String) -> Int? {
+        guard name.hasSuffix(".plist") else { return nil }
+        let stem = name.dropLast(6)
+        guard let first = stem.first, first != "0", stem.allSatisfy({ $0 >= "0" && $0 <= "9" }),
+              stem.count <= 10, let n = Int(stem), n <= maximumNumber else { return nil }
+        return n
     }
 
     private static func existingDirectory(for target: String) throws(PlistFile.Failure) -> String? {

@@ -102,8 +102,13 @@ public struct PlistProvenance: Hashable, Sendable {
     }
 
     /// `2026-11-26 10:15:02 UTC`.
+    ///
+    /// A date read from a companion file is outside input: one that is not finite or lies
+    /// outside years 1 to 9999 is "an unknown date", never a crash.
     static func format(_ date: Date) -> String {
-        var seconds = time_t(date.timeIntervalSince1970.rounded(.down))
+        let t = date.timeIntervalSince1970
+        guard t.isFinite, t >= -62_135_596_800, t < 253_402_300_800 else { return "an unknown date" }
+        var seconds = time_t(t.rounded(.down))
         var parts = tm()
         gmtime_r(&seconds, &parts)
         func two(_ n: Int32) -> String { n < 10 ? "0\(n)" : "\(n)" }

@@ -1,0 +1,52 @@
+import Foundation
+@testable import SettingsPlist
+import SettingsTestSupport
+import Testing
+
+/// Files planted in a settings file's companion directory are outside input: they never crash a
+/// reader or a writer, and names that are not a writer's own never stand for a generation
+/// (issue 28, item 12).
+struct PlantedCompanionFilesTests {
+    let writer = PlistProvenance(origin: .write, process: "MyApp", pid: 1, date: Date(timeIntervalSince1970: 0))
+
+    private func plant(_ name: String, in target: String, date: Date = Date(timeIntervalSince1970: 0)) throws {
+        let entry: PlistDictionary = [
+            "origin": "write", "date": .date(date), "changed": ["k"],
+            "contents": .data(try PlistValue.dictionary(["k": 1]).encoded(as: .binary)),
+        ]
+        try PlistValue.dictionary(entry).encoded(as: .binary).write(to: URL(filePath: PlistHistory.directory(for: target) + "/" + name))
+    }
+
+    @Test func aGenerationWithTheLargestNumberDoesNotMakeTheNextOneOverflow() throws {
+        let dir = try TemporaryDirectory()
+        let target = dir.path("settings.plist")
+        try PlistHistory.keep(Data([1]), changed: [], by: writer, for: target)
+        try plant("9223372036854775807.plist", in: target)
+        try plant("99999999999999999999.plist", in: target)
+        // Ignored: not a number a writer keeps.
+        #expect(try PlistHistory.keep(Data([2]), changed: [], by: writer, for: target) == 2)
+        #expect(try PlistHistory.list(for: target).map(\.number) == [1, 2])
+    }
+
+    @Test func namesAWriterNeverWritesDoNotAliasGenerations() throws {
+        let dir = try TemporaryDirectory()
+        let target = dir.path("settings.plist")
+        try PlistHistory.keep(Data([1]), changed: [], by: writer, for: target)
+        for name in ["03.plist", "+4.plist", "-5.plist", "0.plist", " 6.plist", "7.plist.bak"] { try plant(name, in: target) }
+        #expect(try PlistHistory.list(for: target).map(\.number) == [1])
+        #expect(try PlistHistory.keep(Data([2]), changed: [], by: writer, for: target) == 2)
+    }
+
+    @Test(arguments: [1e300, -1e300, .nan, .infinity])
+    func aDateNoCalendarHoldsIsAnUnknownDate(seconds: Double) throws {
+        let entry = PlistProvenance(origin: .write, process: "MyApp", pid: 1, date: Date(timeIntervalSince1970: seconds))
+        #expect(entry.summary == "set by MyApp pid 1 at an unknown date")
+        let dir = try TemporaryDirectory()
+        let target = dir.path("settings.plist")
+        try PlistHistory.keep(Data([1]), changed: [], by: writer, for: target)
+        try plant("2.plist", in: target, date: Date(timeIntervalSince1970: seconds))
+        let listed = try PlistHistory.list(for: target)
+        #expect(listed.map(\.number) == [1, 2])
+        #expect(listed.last?.writer.summary.hasSuffix("an unknown date") == true)
+    }
+}
