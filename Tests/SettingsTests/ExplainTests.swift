@@ -7,6 +7,10 @@ import Foundation
 import SettingsPlist
 import SettingsTestSupport
 import Testing
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
 
 struct ExplainTests {
     @Test func everyLayerIsListedTopToBottomWithItsSourceAndTheWinner() throws {
@@ -88,6 +92,24 @@ struct ExplainTests {
         #expect(manifest.environmentPrefix == "MANIFESTAPP")
         #expect(manifest.currentName(of: "timeout") == "Network/timeout")
         #expect(FileManager.default.fileExists(atPath: dir.url.appending(path: ".settings.plist.meta/layers.plist").path))
+    }
+
+    /// A new user's first run: the application's directory does not exist yet. The manifest is
+    /// written (so `settings explain` sees every layer at once) and nothing is reported.
+    @Test func aFirstRunWritesItsManifestSilently() async throws {
+        let dir = try TemporaryDirectory()
+        try PlistValue.dictionary(["a": 1]).write(to: dir.file("Defaults.plist"))
+        let file = dir.url.appending(path: "config/MyApp/settings.plist")
+        let store = SettingsStore.file(file, autosaveDelay: nil)
+        let reported = Mutex<[SettingsDiagnostic]>([])
+        store.diagnosticsHandler = { d in reported.withLock { $0.append(d) } }
+        try store.registerDefaults(contentsOf: dir.file("Defaults.plist"))
+        store.executor.runAndWait { store.writeLayersManifest() }  // the same work the store's thread was asked to do
+        #expect(reported.withLock { $0 }.isEmpty, "\(reported.withLock { $0 })")
+        let manifest = try #require(try PlistLayersManifest.read(beside: file.path))
+        #expect(manifest.defaultsFiles == [dir.file("Defaults.plist").path])
+        var s = stat()
+        #expect(stat(file.deletingLastPathComponent().path, &s) == 0 && s.st_mode & 0o777 == 0o700)
     }
 
     @Test func anInMemoryOrUnregisteredStoreWritesNoManifest() async throws {

@@ -88,3 +88,27 @@ struct RestoreOverUnseenChangesTests {
         #expect(store["k"] == 1)
     }
 }
+
+/// Temporary files of the provenance log left by a writer killed mid-save are swept as the
+/// settings file's are (issue 28, item 20).
+struct ProvenanceLeftoversTests {
+    @Test func aKilledWritersProvenanceTemporaryFilesAreRemovedAtTheNextSave() throws {
+        let dir = try TemporaryDirectory()
+        let file = dir.file()
+        let first = SettingsStore.file(file, autosaveDelay: nil, externalChanges: .ignored)
+        first["k"] = 1
+        try first.flushNow()
+        let companion = PlistFile.companionDirectory(for: file.path)
+        let leftovers = [".provenance.plist.tmp-1234-abcd", ".provenance.plist.tmp-99"]
+        for name in leftovers { try Data([0x62]).write(to: URL(filePath: companion + "/" + name)) }
+        let other = companion + "/keep-me.txt"
+        try Data([0x61]).write(to: URL(filePath: other))
+
+        let next = SettingsStore.file(file, autosaveDelay: nil, externalChanges: .ignored)  // the next process
+        next["k"] = 2
+        try next.flushNow()
+        for name in leftovers { #expect(!FileManager.default.fileExists(atPath: companion + "/" + name)) }
+        #expect(FileManager.default.fileExists(atPath: other))
+        #expect(FileManager.default.fileExists(atPath: PlistProvenanceLog.path(for: file.path)))
+    }
+}

@@ -259,6 +259,11 @@ struct SettingsFile {
             // by a writer that was killed mid-save.
             sweptLeftovers = true
             PlistFile.removeLeftoverTemporaryFiles(beside: target)
+            // So are the provenance log's (written under the same lock), in a companion
+            // directory that passes its checks (never through a link).
+            if (try? PlistFile.existingCompanionDirectory(for: target)) != nil {
+                PlistFile.removeLeftoverTemporaryFiles(beside: PlistProvenanceLog.path(for: target))
+            }
         }
         var base: PlistDictionary? = PlistDictionary()  // a file removed meanwhile: only our changes go back
         var reread = false  // whether another writer changed the file since this process read or wrote it

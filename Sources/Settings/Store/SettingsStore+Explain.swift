@@ -110,7 +110,12 @@ nonisolated extension SettingsStore {
         do {
             let target = try PlistFile.target(of: url.path).path
             guard (try? PlistLayersManifest.read(beside: target)) != manifest else { return }
+            // A first run: the file's directory does not exist yet. It is made as the first save
+            // makes it (owner-only), so `settings explain` sees every layer from the first run on.
+            try SettingsFile.createDirectory(of: target)
             try manifest.write(beside: target)
+        } catch let error as SettingsError {
+            report(SettingsDiagnostic(.fileError, "\(url.path): cannot write \(PlistLayersManifest.fileName) beside it: \(error.detail ?? error.description)"))
         } catch {
             report(SettingsDiagnostic(.fileError, "\(url.path): cannot write \(PlistLayersManifest.fileName) beside it: \(error)"))
         }
