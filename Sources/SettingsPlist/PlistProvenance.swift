@@ -34,6 +34,10 @@ public struct PlistProvenance: Hashable, Sendable {
         case tool
         /// A restore from the file's history.
         case restore
+        /// Not known: the log is bounded (``PlistProvenanceLog/maximumEntries`` entries, at most
+        /// ``PlistProvenanceLog/maximumSize`` bytes) and no longer holds this leaf, or it could
+        /// not be read. Never reported as a change on disk, which would be a false statement.
+        case unknown
     }
 
     /// What kind of writer set the value.
@@ -98,6 +102,7 @@ public struct PlistProvenance: Hashable, Sendable {
         case .sync: return "from \(device.map { "device \($0)" } ?? "another device") via sync\(by.isEmpty ? "" : " in" + by) at \(when)"
         case .tool: return "set with the settings tool\(pid.map { " (pid \($0))" } ?? "") at \(when)"
         case .restore: return "restored from history by\(by.isEmpty ? " a program" : by) at \(when)"
+        case .unknown: return "not known (the provenance log is bounded and no longer holds this key, or could not be read)"
         }
     }
 
@@ -193,6 +198,10 @@ public struct PlistProvenanceLog: Hashable, Sendable {
 
     /// The entries.
     private var storage: [[String]: PlistProvenance]
+    /// Whether every leaf of the file has its entry (or a missing one means a writer that
+    /// records nothing changed it). `false` once a bound dropped entries, or the log on disk
+    /// could not be read: a leaf without an entry is then of unknown provenance.
+    public private(set) var isComplete = true
     /// The log as last written or read by ``save(for:keepingEncoding:)`` or
     /// ``load(for:keepingEncoding:)``, and the paths whose entries changed since (`nil`: not kept).
     private var written: Written?
@@ -208,9 +217,9 @@ public struct PlistProvenanceLog: Hashable, Sendable {
     /// An empty log.
     public init() { storage = [:] }
 
-    /// Logs are equal when their entries are.
+    /// Logs are equal when their entries (and completeness) are.
     public static func == (a: PlistProvenanceLog, b: PlistProvenanceLog) -> Bool {
-        a.storage == b.storage
+        a.storage == b.storage && a.isComplete == b.isComplete
     }
 
     /// Hashes the entries.
@@ -248,17 +257,26 @@ public struct PlistProvenanceLog: Hashable, Sendable {
     /// since are decoded again (another writer's save changes a few).
     package static func load(for target: String, keepingEncoding: Bool,
                              updating previous: PlistProvenanceLog? = nil) throws(PlistFile.Failure) -> PlistProvenanceLog {
-        guard let directory = try PlistFile.existingCompanionDirectory(for: target),
-              let contents = try PlistFile.read(directory + "/" + fileName, limit: maximumSize, followingLinks: false),
-              let value = try? PlistValue(decoding: contents.bytes),
-              case .dictionary(let root) = value, case .dictionary(let keys)? = root["keys"] else {
-            return PlistProvenanceLog()
+        guard let directory = try PlistFile.existingCompanionDirectory(for: target) else { return PlistProvenanceLog() }
+        let contents: PlistFile.Contents?
+        do {
+            contents = try PlistFile.read(directory + "/" + fileName, limit: maximumSize, followingLinks: false)
+        } catch where error.code == EFBIG {
+            return unknown  // larger than any writer writes: nothing in it is believed
         }
+        guard let contents else { return PlistProvenanceLog() }
+        guard let value = try? PlistValue(decoding: contents.bytes),
+              case .dictionary(let root) = value, case .dictionary(let keys)? = root["keys"] else {
+            return unknown
+        }
+        let complete = root["complete"]?.boolValue ?? true
         if keepingEncoding, let previous, let old = previous.written, old.touched.isEmpty,
-           let log = updated(previous.storage, writtenAs: old.keys, to: keys) {
+           var log = updated(previous.storage, writtenAs: old.keys, to: keys) {
+            log.isComplete = complete
             return log
         }
         var log = PlistProvenanceLog()
+        log.isComplete = complete
         var canonical = keepingEncoding  // every key written as a save writes it
         for (path, value) in keys {
             guard let entry = entry(value) else { continue }
@@ -296,6 +314,13 @@ public struct PlistProvenanceLog: Hashable, Sendable {
         return log
     }
 
+    /// A log that could not be read: empty, and not complete (nothing is known).
+    static var unknown: PlistProvenanceLog {
+        var log = PlistProvenanceLog()
+        log.isComplete = false
+        return log
+    }
+
     /// An entry as read from the file, or `nil` when it is not one.
     private static func entry(_ value: PlistValue) -> PlistProvenance? {
         guard case .dictionary(let e) = value, let raw = e["origin"]?.stringValue,
@@ -310,7 +335,8 @@ public struct PlistProvenanceLog: Hashable, Sendable {
     /// - Parameter target: the settings file (after the link rule).
     /// - Throws: ``PlistFile/Failure`` when it cannot be written.
     public func save(for target: String) throws(PlistFile.Failure) {
-        try Self.write(Self.encoded(storage), for: target)
+        var log = self
+        try log.save(for: target, keepingEncoding: false)
     }
 
     /// ``save(for:)``; with `keepingEncoding`, the entries are kept as written, and when they
@@ -336,8 +362,20 @@ public struct PlistProvenanceLog: Hashable, Sendable {
         } else {
             keys = Self.encoded(storage)
         }
+        var bytes = try Self.encode(keys, complete: isComplete)
+        if bytes.count > Self.maximumSize {
+            // Never written larger than it is read: the oldest entries go (their leaves then
+            // read as unknown) until it fits.
+            while bytes.count > Self.maximumSize, !storage.isEmpty {
+                let excess = max(1, storage.count - storage.count * Self.maximumSize / bytes.count + storage.count / 16)
+                for (path, _) in storage.sorted(by: { $0.value.date < $1.value.date }).prefix(excess) { storage[path] = nil }
+                isComplete = false
+                keys = Self.encoded(storage)
+                bytes = try Self.encode(keys, complete: false)
+            }
+        }
         written = keepingEncoding ? Written(keys: keys) : nil
-        return try Self.write(keys, for: target)
+        return try Self.write(bytes, for: target)
     }
 
     /// Every entry as written, sorted by path.
@@ -349,16 +387,20 @@ public struct PlistProvenanceLog: Hashable, Sendable {
         return keys
     }
 
-    /// Writes the file holding `keys`.
-    @discardableResult
-    private static func write(_ keys: PlistDictionary, for target: String) throws(PlistFile.Failure) -> PlistFile.Identity {
-        let root: PlistDictionary = ["version": 1, "keys": .dictionary(keys)]
-        let bytes: [UInt8]
+    /// The file's bytes holding `keys`.
+    private static func encode(_ keys: PlistDictionary, complete: Bool) throws(PlistFile.Failure) -> [UInt8] {
+        var root: PlistDictionary = ["version": 1, "keys": .dictionary(keys)]
+        if !complete { root["complete"] = false }
         do {
-            bytes = try PlistValue.dictionary(root).encodedBytes(as: .binary)
+            return try PlistValue.dictionary(root).encodedBytes(as: .binary)
         } catch {
             throw PlistFile.Failure("cannot encode the provenance log: \(error)", code: EINVAL)
         }
+    }
+
+    /// Writes the file's bytes.
+    @discardableResult
+    private static func write(_ bytes: [UInt8], for target: String) throws(PlistFile.Failure) -> PlistFile.Identity {
         let directory = try PlistFile.makeCompanionDirectory(for: target)
         return try PlistFile.replace(directory + "/" + fileName, with: bytes, permissions: 0o600, durable: false)  // digests make a lost log harmless
     }
@@ -435,10 +477,16 @@ public struct PlistProvenanceLog: Hashable, Sendable {
     ///
     /// - Parameter contents: the file's contents.
     /// - Returns: their key paths.
+    /// A leaf without an entry counts only while the log is complete (``isComplete``): otherwise
+    /// its provenance is unknown, not a change on disk.
     public func unrecordedLeaves(in contents: PlistDictionary) -> [[String]] {
         var out: [[String]] = []
         Self.forEachLeaf(of: .dictionary(contents), at: []) { path, leaf in
-            if entries[path]?.digest != PlistProvenance.digest(of: leaf) { out.append(path) }
+            guard let entry = entries[path] else {
+                if isComplete { out.append(path) }
+                return
+            }
+            if entry.digest != PlistProvenance.digest(of: leaf) { out.append(path) }
         }
         return out
     }
@@ -456,6 +504,14 @@ public struct PlistProvenanceLog: Hashable, Sendable {
         if storage.count > Self.maximumEntries {
             let oldest = storage.sorted { $0.value.date < $1.value.date }.prefix(storage.count - Self.maximumEntries)
             for (path, _) in oldest { set(nil, at: path) }
+            isComplete = false
+        } else if !isComplete {
+            // Complete again once every leaf has its entry (the file shrank, or was all rewritten).
+            var everyLeafRecorded = true
+            Self.forEachLeaf(of: .dictionary(contents), at: []) { path, _ in
+                if storage[path] == nil { everyLeafRecorded = false }
+            }
+            if everyLeafRecorded { isComplete = true }  // pruned above: no entry without its leaf
         }
     }
 
@@ -475,7 +531,7 @@ public struct PlistProvenanceLog: Hashable, Sendable {
         Self.forEachLeaf(of: value, at: key) { path, leaf in
             let digest = PlistProvenance.digest(of: leaf)
             let found = entries[path].flatMap { $0.digest == digest ? $0 : nil }
-                ?? PlistProvenance(origin: .changedOnDisk, date: fileDate, digest: digest)
+                ?? PlistProvenance(origin: entries[path] == nil && !isComplete ? .unknown : .changedOnDisk, date: fileDate, digest: digest)
             if newest == nil || found.date > newest!.date { newest = found }
         }
         return newest

@@ -112,3 +112,34 @@ struct ProvenanceLeftoversTests {
         #expect(FileManager.default.fileExists(atPath: PlistProvenanceLog.path(for: file.path)))
     }
 }
+
+/// The provenance log's bounds degrade to "not known", never to a false "changed on disk", and
+/// never keep a spurious generation (issue 28, item 9).
+struct ProvenanceBoundsTests {
+    @Test(arguments: [(keys: 10_050, nameLength: 8), (keys: 10_000, nameLength: 450)])
+    func aLogPastItsBoundsNeverCallsTheProgramsOwnWritesHandEdits(keys: Int, nameLength: Int) throws {
+        let dir = try TemporaryDirectory()
+        let file = dir.file()
+        let padding = String(repeating: "k", count: nameLength)
+        let first = SettingsStore.file(file, autosaveDelay: nil, externalChanges: .ignored)
+        for i in 0..<keys { first[SettingsKey(components: ["\(padding)\(i)"])] = .integer(PlistInteger(Int64(i))) }
+        try first.flushNow()
+        let log = PlistProvenanceLog.path(for: file.path)
+        var s = stat()
+        #expect(stat(log, &s) == 0 && Int(s.st_size) <= PlistProvenanceLog.maximumSize, "the log is written larger than it is read")
+        let generations = try PlistHistory.list(for: file.path).count
+
+        // A restart, and a save of one more key: no full-file "changed on disk" generation.
+        let second = SettingsStore.file(file, autosaveDelay: nil, externalChanges: .ignored)
+        second["last"] = true
+        try second.flushNow()
+        let after = try PlistHistory.list(for: file.path)
+        #expect(after.count == generations + 1, "\(after.map { ($0.number, $0.writer.origin) })")
+        #expect(!after.contains { $0.writer.origin == .changedOnDisk })
+        for i in [0, keys / 2, keys - 1] {
+            let origin = second.provenance(of: SettingsKey(components: ["\(padding)\(i)"]))?.origin
+            #expect(origin == .write || origin == .unknown, "key \(i): \(String(describing: origin))")
+        }
+        #expect(second.provenance(of: "last")?.origin == .write)
+    }
+}
