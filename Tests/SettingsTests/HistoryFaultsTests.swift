@@ -13,6 +13,7 @@ import Glibc
 
 /// Makes a directory immutable (`chattr +i`: even root cannot create or rename entries in it)
 /// for the length of `body`: how a save fails for real when the file cannot be replaced.
+@discardableResult
 func withImmutableDirectory<R>(_ directory: URL, _ body: () throws -> R) throws -> R {
     let chattr = URL(filePath: "/usr/bin/chattr")
     let set = try runProgram(chattr, ["+i", directory.path])
@@ -141,5 +142,50 @@ struct ProvenanceBoundsTests {
             #expect(origin == .write || origin == .unknown, "key \(i): \(String(describing: origin))")
         }
         #expect(second.provenance(of: "last")?.origin == .write)
+    }
+}
+
+/// Provenance names the writer of each key, whatever else the save holds and however many
+/// tries it took (issue 28, item 18).
+struct ProvenancePerKeyTests {
+    @Test(.enabled(if: immutableDirectoriesWork, "needs root and chattr +i"))
+    func aSyncedValueKeepsItsOriginAcrossAFailedSave() throws {
+        let dir = try TemporaryDirectory()
+        let file = dir.file()
+        let store = SettingsStore.file(file, autosaveDelay: nil, externalChanges: .ignored)
+        store["local"] = 0
+        try store.flushNow()
+        store.applyToUserLayer([("synced", .integer(1))], origin: .sync, devices: ["synced": "DEVICE-X"])
+        try withImmutableDirectory(dir.url) {
+            #expect(throws: SettingsError.self) { try store.flushNow() }
+        }
+        try store.flushNow()
+        let provenance = try #require(store.provenance(of: "synced"))
+        #expect(provenance.origin == .sync)
+        #expect(provenance.device == "DEVICE-X")
+    }
+
+    @Test func aSaveOfASyncedAndALocalValueIsNotCalledASync() throws {
+        let dir = try TemporaryDirectory()
+        let file = dir.file()
+        let store = SettingsStore.file(file, autosaveDelay: nil, externalChanges: .ignored)
+        store.applyToUserLayer([("a", .integer(1))], origin: .sync, devices: ["a": "DEVICE-X"])
+        store["b"] = 2
+        try store.flushNow()
+        let newest = try #require(try PlistHistory.list(for: file.path).last)
+        #expect(newest.writer.origin == .write)
+        #expect(store.provenance(of: "a")?.origin == .sync)
+        #expect(store.provenance(of: "b")?.origin == .write)
+    }
+
+    @Test func aRenamedKeyIsRecordedAsAMigration() throws {
+        let dir = try TemporaryDirectory()
+        let file = dir.file()
+        try PlistValue.dictionary(["timeout": 12]).write(to: file)
+        let store = SettingsStore.file(file, autosaveDelay: nil, externalChanges: .ignored)
+        store.registerRename(of: "Network/timeout", formerly: ["timeout"])
+        try store.flushNow()
+        #expect(store.provenance(of: "Network/timeout")?.origin == .migration)
+        #expect(try PlistHistory.list(for: file.path).last?.writer.origin == .migration)
     }
 }
