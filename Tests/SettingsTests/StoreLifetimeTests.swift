@@ -38,9 +38,16 @@ final class Child: @unchecked Sendable {
         }
     }
 
-    init(_ arguments: [String]) throws {
-        process.executableURL = Fault.executable
-        process.arguments = arguments
+    /// Starts `settings-fault` with `arguments`; with `ignoring`, through a shell that makes
+    /// those signals ignored first (`trap '' HUP`), as `nohup` or a script's background job do.
+    init(_ arguments: [String], ignoring signals: [String] = []) throws {
+        if signals.isEmpty {
+            process.executableURL = Fault.executable
+            process.arguments = arguments
+        } else {
+            process.executableURL = URL(filePath: "/bin/sh")
+            process.arguments = ["-c", "trap '' \(signals.joined(separator: " ")); exec \"$0\" \"$@\"", Fault.executable.path] + arguments
+        }
         process.standardOutput = out
         process.standardError = err
         let printed = self.printed
@@ -145,6 +152,78 @@ struct StoreLifetimeTests {
             #expect(child.process.terminationStatus == signal)
             let saved = try PlistValue(contentsOf: dir.file())["counter"]?.intValue ?? 0
             #expect(saved >= acknowledged, "signal \(signal): \(acknowledged) acknowledged, \(saved) saved")
+        }
+    }
+
+    /// The termination save waits for another process's lock as long as the caller allowed
+    /// (issue 28, item 11: it gave up after the store's own 2 s lock timeout).
+    @Test func theTerminationTimeoutReachesTheWaitForAnotherProcesssLock() async throws {
+        let dir = try TemporaryDirectory()
+        let lock = try ForeignLock(for: dir.file())
+        let child = try Child(["term-writer", dir.file().path, "save30"])
+        #expect(await child.printed(2000))
+        let acknowledged = try #require(child.output.last.flatMap { Int($0) })
+        kill(child.process.processIdentifier, SIGTERM)
+        // Another process holds the lock for 3.5 s after the signal: the fault, not a wait for it.
+        _ = await offThePool { usleep(3_500_000) }
+        lock.release()
+        #expect(await child.finished(limit: .seconds(60)))
+        #expect(child.process.terminationReason == .uncaughtSignal)
+        #expect(child.process.terminationStatus == SIGTERM)
+        let saved = try PlistValue(contentsOf: dir.file())["counter"]?.intValue ?? 0
+        #expect(saved >= acknowledged, "\(acknowledged) acknowledged, \(saved) saved")
+    }
+
+    /// While the termination save waits, a second signal ends the process at once.
+    @Test func aSecondSignalEndsTheProcessWhileItSaves() async throws {
+        let dir = try TemporaryDirectory()
+        let lock = try ForeignLock(for: dir.file())
+        defer { lock.release() }
+        let child = try Child(["term-writer", dir.file().path, "save30"])
+        #expect(await child.printed(100))
+        kill(child.process.processIdentifier, SIGTERM)
+        let pid = child.process.processIdentifier
+        let start = ContinuousClock.now
+        _ = await offThePool {
+            // Until the child ends (bounded): the first SIGINT may reach it before it began saving.
+            while child.process.isRunning, ContinuousClock.now - start < .seconds(20) {
+                kill(pid, SIGINT)
+                usleep(50_000)
+            }
+        }
+        #expect(await child.finished(limit: .seconds(60)))
+        #expect(child.process.terminationReason == .uncaughtSignal)
+        #expect(child.process.terminationStatus == SIGINT)
+        #expect(ContinuousClock.now - start < .seconds(20))
+    }
+
+    /// A signal the program inherited as ignored stays ignored (issue 28, item 14).
+    @Test func aSignalInheritedAsIgnoredStaysIgnored() async throws {
+        let dir = try TemporaryDirectory()
+        let child = try Child(["term-writer", dir.file().path, "save"], ignoring: ["HUP"])
+        #expect(await child.printed(100))
+        kill(child.process.processIdentifier, SIGHUP)
+        let seen = child.output.count
+        #expect(await child.printed(seen + 2000), "the program ended at SIGHUP, which it inherited as ignored")
+        #expect(child.process.isRunning)
+        let acknowledged = try #require(child.output.last.flatMap { Int($0) })
+        kill(child.process.processIdentifier, SIGTERM)  // still handled: saves, then ends
+        #expect(await child.finished())
+        #expect(child.process.terminationStatus == SIGTERM)
+        #expect((try PlistValue(contentsOf: dir.file())["counter"]?.intValue ?? 0) >= acknowledged)
+    }
+
+    /// `exit()` from a signal handler that interrupted the allocator: the exit hook allocates
+    /// nothing (the save runs on the exit saver's thread), so the process ends and saves
+    /// (issue 28, item 13: the hook's allocation waited for ever on the allocator's lock).
+    @Test func exitFromASignalHandlerThatInterruptedTheAllocatorEndsAndSaves() async throws {
+        for _ in 0..<12 {
+            let dir = try TemporaryDirectory()
+            let child = try Child(["exit-in-malloc", dir.file().path])
+            #expect(await child.finished(limit: .seconds(60)), "hung at exit")
+            #expect(child.process.terminationReason == .exit)
+            #expect(child.process.terminationStatus == 0)
+            #expect(try PlistValue(contentsOf: dir.file())["k"] == 1, "\(child.stderr)")
         }
     }
 

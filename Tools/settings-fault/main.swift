@@ -7,11 +7,16 @@
 //                                              at once; then exit(0) without a flush
 //   settings-fault thread-limit DIR COUNT      under RLIMIT_NPROC (as user nobody when root), COUNT stores
 //                                              in DIR/i/ each write a key and flushNow(); prints "saved COUNT"
-//   settings-fault term-writer FILE save|default
-//                                              (save: SettingsStore.saveOnTermination()) writes a counter
+//   settings-fault term-writer FILE save|save30|default
+//                                              (save: SettingsStore.saveOnTermination(), save30: with a
+//                                              30 s timeout) writes a counter
 //                                              in a loop, printing each value written; stopped by a signal
 //   settings-fault exit-in-signal FILE         writes a key, then calls exit(0) from a SIGUSR1 handler
 //                                              while the store's lock is held (raised inside applyToUserLayer)
+//   settings-fault exit-in-malloc FILE         writes a key, then allocates and frees in a loop on the
+//                                              main thread until another thread's SIGUSR1 lands there;
+//                                              its handler calls exit(0) (most often inside malloc,
+//                                              with the allocator's lock held)
 //   settings-fault exit-many DIR COUNT         COUNT stores, one file each in DIR, each with an unsaved
 //                                              change; then exit(0) (the exit hook saves them)
 //   settings-fault lifetime DIR COUNT          COUNT stores in DIR/i/, each read, written, flushed and
@@ -104,8 +109,9 @@ case "thread-limit":
     FileHandle.standardOutput.write(Data("saved \(stores.count)\n".utf8))
     exit(0)
 case "term-writer":
-    guard args.count == 2 else { fail("usage: settings-fault term-writer FILE save|default") }
+    guard args.count == 2 else { fail("usage: settings-fault term-writer FILE save|save30|default") }
     if args[1] == "save" { SettingsStore.saveOnTermination() }
+    if args[1] == "save30" { SettingsStore.saveOnTermination(timeout: .seconds(30)) }
     let store = SettingsStore.file(URL(filePath: args[0]), externalChanges: .ignored)
     var i = 0
     while true {
@@ -127,6 +133,27 @@ case "exit-in-signal":
         return true
     }
     fail("still running after exit()")
+case "exit-in-malloc":
+    guard args.count == 1 else { fail("usage: settings-fault exit-in-malloc FILE") }
+    let store = SettingsStore.file(URL(filePath: args[0]), autosaveDelay: nil, externalChanges: .ignored)
+    store["k"] = 1
+    signal(SIGUSR1) { _ in exit(0) }
+    var usr1 = sigset_t()
+    sigemptyset(&usr1)
+    sigaddset(&usr1, SIGUSR1)
+    pthread_sigmask(SIG_UNBLOCK, &usr1, nil)
+    let mainThread = pthread_self()
+    Thread {
+        usleep(UInt32.random(in: 20_000...60_000))
+        pthread_kill(mainThread, SIGUSR1)
+    }.start()
+    var total = 0
+    while true {
+        var scratch = [Int]()
+        scratch.reserveCapacity(Int.random(in: 1...8192))  // malloc and free, again and again
+        scratch.append(total)
+        total &+= scratch.count
+    }
 case "exit-many":
     guard args.count == 2, let count = Int(args[1]) else { fail("usage: settings-fault exit-many DIR COUNT") }
     func writeAndForget(_ i: Int) {

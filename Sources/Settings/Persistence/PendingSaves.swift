@@ -21,12 +21,24 @@ import Darwin
 enum PendingSaves {
     private static let stores = Mutex<[ObjectIdentifier: SettingsStore]>([:])
     private static let installed: Void = {
-        atexit { PendingSaves.saveAllAtExit() }
+        atexit { ExitSaver.saveAtExit() }
     }()
 
     static func add(_ store: SettingsStore) {
         _ = installed
-        stores.locked { $0[ObjectIdentifier(store)] = store }
+        let limit = FlushRetry(store).limit
+        let start = stores.locked { s -> Bool in
+            s[ObjectIdentifier(store)] = store
+            ExitSaver.noteStall(limit)
+            return ExitSaver.shouldStart()
+        }
+        if start { ExitSaver.start() }
+    }
+
+    /// Ends the exit saver's thread when no store is pending (`end` runs under the lock, so a
+    /// store added meanwhile starts a new one, and says whether it ended); `true` when it ended.
+    static func endSaverIfIdle(_ end: () -> Bool) -> Bool {
+        stores.locked { s in s.isEmpty && end() }
     }
 
     static func remove(_ store: SettingsStore) {
@@ -55,17 +67,6 @@ enum PendingSaves {
         stores.map { FlushRetry($0).limit }.max().map { $0 + .seconds(1) } ?? .zero
     }
 
-    /// Saves every pending store at exit, concurrently, for as long as saves keep finishing
-    /// (see ``exitStall(_:)``).
-    private static func saveAllAtExit() {
-        guard let stores = allIfAvailable(patience: lockPatience) else {
-            SettingsDiagnostics.report(SettingsDiagnostic(.fileError, "exit: the list of unsaved settings stores is locked by the exiting thread (exit() called from a signal handler?); unsaved settings are lost"))
-            return
-        }
-        guard !stores.isEmpty else { return }
-        saveAll(within: nil, when: "at exit")
-    }
-
     /// Saves every pending store concurrently, in passes: writes that other threads make
     /// meanwhile are saved by the next pass (at most three). All passes together end within
     /// `bound`, or (`nil`) when no save finished for ``exitStall(_:)``. Nothing here waits for a
@@ -73,14 +74,19 @@ enum PendingSaves {
     /// (`exit()` from a signal handler that interrupted a write) stalls only that store's save,
     /// which is given up at the bound and reported as such. Failures are reported to each
     /// store's diagnostics handler, naming `when`.
-    static func saveAll(within bound: Duration?, when: String) {
+    static func saveAll(within bound: Duration?, when: String, progress: () -> Void = {}) {
         let start = ContinuousClock.now
         var given = Set<ObjectIdentifier>()
         for _ in 0..<3 {
-            guard let pending = allIfAvailable(patience: lockPatience) else { return }
+            defer { progress() }
+            guard let pending = allIfAvailable(patience: lockPatience) else {
+                SettingsDiagnostics.report(SettingsDiagnostic(.fileError, "\(when): the list of unsaved settings stores is locked by the thread that is ending the process (exit() called from a signal handler?); unsaved settings are lost"))
+                return
+            }
             let ready = pending.filter { !given.contains(ObjectIdentifier($0)) }
             guard !ready.isEmpty else { return }
-            let round = SaveRound(ready)
+            // A caller's bound is also how long each save may wait for another process's lock.
+            let round = SaveRound(ready, lockWait: bound.map { $0 - (ContinuousClock.now - start) })
             let outcome = bound.map { round.finish(within: $0 - (ContinuousClock.now - start)) } ?? round.finish(stalledFor: exitStall(ready))
             for (store, error) in outcome.failures {
                 given.insert(ObjectIdentifier(store))

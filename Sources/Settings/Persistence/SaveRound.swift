@@ -44,6 +44,8 @@ final class SaveRound: Sendable {
     }
 
     private let state: Mutex<State>
+    /// How long each store's save may wait for another process's lock (`nil`: its own timeout).
+    private let lockWait: Duration?
     private let done = DispatchSemaphore(value: 0)
     /// How many stores finished so far.
     private let progress = Atomic<Int>(0)
@@ -54,7 +56,8 @@ final class SaveRound: Sendable {
 
     /// Starts saving `stores`, ``width`` files at a time, each file by one store on its own
     /// executor (inline for the calling thread's own).
-    init(_ stores: [SettingsStore]) {
+    init(_ stores: [SettingsStore], lockWait: Duration? = nil) {
+        self.lockWait = lockWait
         var files: [String: [SettingsStore]] = [:]
         var order: [String] = []
         for store in stores {
@@ -105,7 +108,7 @@ final class SaveRound: Sendable {
         }
         store.executor.submit { [self] in
             do throws(SettingsError) {
-                try store.flushNow()
+                try store.flushNow(waitingAtMost: lockWait)
                 finished(store, nil)
             } catch {
                 finished(store, error)
@@ -152,7 +155,7 @@ final class SaveRound: Sendable {
     /// saved, or no save finished for `stall` (each store's own wait is bounded, so a round
     /// that stops making progress is one waiting for something that will not come).
     func finish(stalledFor stall: Duration) -> Outcome {
-        var seen = -1
+        var seen = progress.load(ordering: .relaxed)
         while done.wait(timeout: .now() + .nanoseconds(Int(clamping: Self.nanoseconds(stall)))) == .timedOut {
             let now = progress.load(ordering: .relaxed)
             if now == seen { break }

@@ -52,9 +52,16 @@ extension SettingsStore {
     ///
     /// - Throws: ``SettingsError`` as ``flush()`` does.
     public nonisolated func flushNow() throws(SettingsError) {
+        try flushNow(waitingAtMost: nil)
+    }
+
+    /// ``flushNow()`` whose wait for another process's lock is bounded by `limit` instead of
+    /// the store's own ``PersistenceOptions/lockTimeout`` (`nil`: the store's): the termination
+    /// save waits as long as its caller allowed.
+    nonisolated func flushNow(waitingAtMost limit: Duration?) throws(SettingsError) {
         guard persistence != nil else { return }
         ensureLoaded()  // the wait for another process starts once the file is loaded
-        var retry = FlushRetry(self)
+        var retry = FlushRetry(self, limit: limit)
         while let pause = try retry.pause(after: executor.run { () throws(SettingsError) in try self.saveOnce() }) {
             pauseThread(for: pause)
         }
@@ -71,8 +78,8 @@ struct FlushRetry {
     /// The next pause while the lock is busy (1 ms, doubling up to 10 ms).
     var busyPause = Duration.milliseconds(1)
 
-    init(_ store: SettingsStore) {
-        limit = (store.persistence?.lockTimeout ?? .seconds(2)) + (store.persistence?.settleDelay ?? .zero) * 2
+    init(_ store: SettingsStore, limit: Duration? = nil) {
+        self.limit = limit ?? (store.persistence?.lockTimeout ?? .seconds(2)) + (store.persistence?.settleDelay ?? .zero) * 2
         path = store.url?.path ?? "?"
     }
 
