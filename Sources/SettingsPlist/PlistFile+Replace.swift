@@ -98,7 +98,7 @@ extension PlistFile {
             }
             guard fchmod(fd, mode) == 0 else { throw Failure("cannot set the file's permissions") }
             try writeAll(fd, bytes)
-            guard !durable || fsync(fd) == 0 else { throw Failure("cannot flush the file to disk") }
+            guard !durable || flushToDisk(fd) else { throw Failure("cannot flush the file to disk") }
             var s = stat()
             guard fstat(fd, &s) == 0 else { throw Failure("cannot examine the file") }
             identity = Identity(s)
@@ -167,8 +167,22 @@ extension PlistFile {
     public static func syncDirectory(_ directory: String) {
         let fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard fd >= 0 else { return }
-        _ = fsync(fd)
+        _ = flushToDisk(fd)
         close(fd)
+    }
+
+    /// Flushes a file's data to the storage itself: `fsync`, and on Apple platforms
+    /// `fcntl(F_FULLFSYNC)`, since their `fsync` leaves the data in the drive's cache, where a
+    /// power cut loses it (SQLite's `fullfsync`). A file system that refuses `F_FULLFSYNC` (some
+    /// network and FUSE file systems) gets `fsync`.
+    ///
+    /// - Parameter fd: the open file or directory.
+    /// - Returns: whether the flush succeeded.
+    static func flushToDisk(_ fd: Int32) -> Bool {
+        #if canImport(Darwin)
+        if fcntl(fd, F_FULLFSYNC) == 0 { return true }
+        #endif
+        return fsync(fd) == 0
     }
 
     /// Writes all of `bytes` to `fd`, retrying short writes and `EINTR`.

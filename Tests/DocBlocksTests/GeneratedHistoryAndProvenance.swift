@@ -19,14 +19,14 @@ fileprivate func explainTimeout(_ settings: NetworkSettings) -> String {
     settings.$timeout.provenance?.summary ?? "not set in the user's file"
 }
 
-// Docs/HistoryAndProvenance.md:81
+// Docs/HistoryAndProvenance.md:94
 fileprivate func printHistory(of store: SettingsStore) async throws {
     for generation in try await store.history() {
         print(generation.number, generation.writer.summary, generation.changed)
     }
 }
 
-// Docs/HistoryAndProvenance.md:95
+// Docs/HistoryAndProvenance.md:109
 fileprivate func undoLastSave(of store: SettingsStore) async throws {
     let generations = try await store.history()
     guard generations.count >= 2 else { return }
@@ -36,8 +36,8 @@ fileprivate func restoreTimeout(of store: SettingsStore, from number: Int) async
     try await store.restore(number, keys: ["Network/timeout"])   // a key that generation lacks is removed
 }
 
-// Docs/HistoryAndProvenance.md:113
-fileprivate func sample_HistoryAndProvenance_113() async throws {
+// Docs/HistoryAndProvenance.md:127
+fileprivate func sample_HistoryAndProvenance_127() async throws {
 
     let auditedStore = SettingsStore.file(
         URL(filePath: "/tmp/audited/settings.plist"),

@@ -42,18 +42,18 @@ fileprivate func sample_Persistence_236() async throws {
     store.diagnosticsHandler = { diagnostic in print("settings: \(diagnostic)") }
 }
 
-// Docs/Persistence.md:272
-fileprivate func sample_Persistence_272() async throws {
+// Docs/Persistence.md:279
+fileprivate func sample_Persistence_279() async throws {
     SettingsStore.saveOnTermination()              // SIGTERM, SIGINT, SIGHUP; at most 5 s
 }
 
-// Docs/Persistence.md:283
-fileprivate func sample_Persistence_283() async throws {
+// Docs/Persistence.md:295
+fileprivate func sample_Persistence_295() async throws {
     try await SettingsStore.flushAll(timeout: .seconds(5))
 }
 
-// Docs/Persistence.md:367
-fileprivate func sample_Persistence_367() async throws {
+// Docs/Persistence.md:386
+fileprivate func sample_Persistence_386() async throws {
     if let problem = store.loadError {
         print(problem)   // /home/ada/.config/App/settings.plist:3:3: unknown tag <integr> (moved aside to ...corrupt-20261123T101502.123Z; using defaults)
     }
