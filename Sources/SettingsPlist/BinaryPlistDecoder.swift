@@ -73,6 +73,9 @@ struct BinaryPlistDecoder {
     @inline(__always)
     static func expandedSize(payload: Int) -> Int { 8 &+ payload }
 
+    /// Data objects longer than this are read as empty (see ``PlistReadOptions``).
+    var skippingDataLongerThan: Int?
+
     init(_ bytes: UnsafeBufferPointer<UInt8>, layout: BinaryPlistLayout, maximumDepth: Int, expansionLimit: Int) {
         self.bytes = bytes
         self.layout = layout
@@ -423,6 +426,7 @@ struct BinaryPlistDecoder {
     private func readData(at offset: Int) throws(PlistError) -> Data {
         let (count, start) = try readCount(at: offset)
         try checkBytes(count, from: start, what: "data of \(count) bytes", at: offset)
+        if let skip = skippingDataLongerThan, count > skip { return Data() }
         return Data(buffer: UnsafeBufferPointer(rebasing: bytes[start ..< start + count]))
     }
 

@@ -17,6 +17,7 @@ enum BinaryPlistReader {
     static func read(_ buffer: UnsafeBufferPointer<UInt8>, options: PlistReadOptions, expansionLimit: Int) throws(PlistError) -> PlistValue {
         let layout = try BinaryPlistLayout(buffer)
         var decoder = BinaryPlistDecoder(buffer, layout: layout, maximumDepth: options.maximumDepth, expansionLimit: expansionLimit)
+        decoder.skippingDataLongerThan = options.skippingDataLongerThan
         return try decoder.decodeTop()
     }
 }

@@ -129,6 +129,10 @@ public enum PlistHistory {
     package static func keep(_ bytes: Data, changed: [[String]], by writer: PlistProvenance, for target: String,
                              limits: Limits, known: inout Known) throws(PlistFile.Failure) -> Int? {
         guard limits.count > 0 else { return nil }
+        guard bytes.count <= PlistFile.maximumSize else {
+            // A file that large is never written (no reader would load it): neither is its generation.
+            throw PlistFile.tooLarge(bytes.count)
+        }
         let (directory, directoryIdentity) = try makeDirectory(for: target)
         if !known.isCurrent(directory, directoryIdentity) { known.list(directory) }
         let number = (known.numbers.last ?? 0) + 1
@@ -220,11 +224,52 @@ public enum PlistHistory {
         components.map { EscapedPath.escape($0, separator: "/") }.joined(separator: "/")
     }
 
+    /// The generations kept beside `target`, oldest first, without their bytes (``PlistGeneration/bytes``
+    /// is empty): what a listing shows, read without reading the kept files' contents (each
+    /// generation file is mapped, and only its small values are decoded), so a history of large
+    /// files lists as fast as a small one.
+    ///
+    /// - Parameter target: the settings file (after the link rule).
+    /// - Returns: the generations, each without its bytes.
+    /// - Throws: ``PlistFile/Failure`` for an unsafe companion directory.
+    public static func summaries(for target: String) throws(PlistFile.Failure) -> [PlistGeneration] {
+        guard let directory = try existingDirectory(for: target) else { return [] }
+        return numbers(in: directory).compactMap { summary($0, in: directory) }
+    }
+
+    /// The largest generation file read: a settings file at its size limit, with the
+    /// generation's own values around it.
+    static let maximumGenerationSize = PlistFile.maximumSize + (1 << 20)
+
+    /// Generation `number` without its bytes, from the mapped file (see ``summaries(for:)``).
+    private static func summary(_ number: Int, in directory: String) -> PlistGeneration? {
+        let fd = open(directory + "/\(number).plist", O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var s = stat()
+        guard fstat(fd, &s) == 0, (s.st_mode & S_IFMT) == S_IFREG, s.st_size > 0,
+              Int(s.st_size) <= maximumGenerationSize else { return nil }
+        let size = Int(s.st_size)
+        guard let mapped = mmap(nil, size, PROT_READ, MAP_PRIVATE, fd, 0), mapped != MAP_FAILED else { return nil }
+        defer { munmap(mapped, size) }
+        var options = PlistReadOptions()
+        options.skippingDataLongerThan = 0
+        let buffer = UnsafeBufferPointer(start: mapped.assumingMemoryBound(to: UInt8.self), count: size)
+        guard case .dictionary(let e)? = try? PlistValue.decode(buffer, options: options) else { return nil }
+        return generation(number, from: e, bytes: Data())
+    }
+
     private static func read(_ number: Int, in directory: String) -> PlistGeneration? {
-        guard let file = try? PlistFile.read(directory + "/\(number).plist", followingLinks: false),
-              case .dictionary(let e)? = try? PlistValue(decoding: file.bytes),
+        guard let file = try? PlistFile.read(directory + "/\(number).plist", limit: maximumGenerationSize, followingLinks: false),
+              case .dictionary(let e)? = try? PlistValue(decoding: file.bytes), let bytes = e["contents"]?.dataValue else { return nil }
+        return generation(number, from: e, bytes: bytes)
+    }
+
+    /// A generation from its file's values, or `nil` when they are not a generation's.
+    private static func generation(_ number: Int, from e: PlistDictionary, bytes: Data) -> PlistGeneration? {
+        guard e["contents"]?.dataValue != nil,
               let origin = e["origin"]?.stringValue.flatMap(PlistProvenance.Origin.init(rawValue:)),
-              let date = e["date"]?.dateValue, let bytes = e["contents"]?.dataValue else { return nil }
+              let date = e["date"]?.dateValue else { return nil }
         let writer = PlistProvenance(origin: origin, process: e["process"]?.stringValue, pid: e["pid"]?.intValue,
                                      date: date, device: e["device"]?.stringValue)
         let changed = (e["changed"]?.arrayValue ?? []).compactMap { $0.stringValue.map { EscapedPath.split($0, separator: "/") } }

@@ -3,6 +3,10 @@ public struct PlistReadOptions: Sendable, Hashable {
     /// How deeply arrays and dictionaries may nest; deeper input is a ``PlistError/Code/tooDeep`` error.
     /// The default, 512, is CoreFoundation's limit and far beyond any real file.
     public var maximumDepth: Int
+    /// Data objects of a binary plist longer than this are read as empty, without touching their
+    /// bytes (`nil`: all are read). For listings that need only a file's small values, read from
+    /// a mapped file (``PlistHistory``'s list of generations).
+    package var skippingDataLongerThan: Int?
 
     /// Creates reading options.
     ///

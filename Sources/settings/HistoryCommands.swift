@@ -25,7 +25,7 @@ enum HistoryCommand: Command {
         let target = try Files.target(of: domain.path).path
         let generations: [PlistGeneration]
         do {
-            generations = try PlistHistory.list(for: target)
+            generations = try PlistHistory.summaries(for: target)
         } catch {
             throw .failure("\(domain.path): cannot read its history: \(error)")
         }

@@ -50,3 +50,42 @@ struct PlantedCompanionFilesTests {
         #expect(listed.last?.writer.summary.hasSuffix("an unknown date") == true)
     }
 }
+
+/// Every generation kept can be read back and listed, however large (issue 28, item 10).
+struct LargeGenerationsTests {
+    let writer = PlistProvenance(origin: .write, process: "MyApp", pid: 1, date: Date(timeIntervalSince1970: 0))
+
+    @Test func aFileAtTheSizeLimitKeepsAGenerationThatReadsBack() throws {
+        let dir = try TemporaryDirectory()
+        let target = dir.path("settings.plist")
+        let bytes = Data(count: PlistFile.maximumSize - 196)
+        let number = try #require(try PlistHistory.keep(bytes, changed: [["k"]], by: writer, for: target))
+        let kept = try #require(try PlistHistory.generation(number, for: target))
+        #expect(kept.bytes.count == bytes.count)
+        #expect(try PlistHistory.newest(for: target)?.number == number)
+    }
+
+    @Test func aFileOverTheSizeLimitKeepsNoGeneration() throws {
+        let dir = try TemporaryDirectory()
+        let target = dir.path("settings.plist")
+        #expect(throws: PlistFile.Failure.self) {
+            try PlistHistory.keep(Data(count: PlistFile.maximumSize + 1), changed: [], by: writer, for: target)
+        }
+        #expect(try PlistHistory.list(for: target).isEmpty)
+    }
+
+    @Test func summariesListWhatTheGenerationsSayWithoutTheirBytes() throws {
+        let dir = try TemporaryDirectory()
+        let target = dir.path("settings.plist")
+        for i in 1...3 {
+            try PlistHistory.keep(Data(count: 100_000 * i), changed: [["k\(i)"], ["n", "x"]], by: writer, for: target)
+        }
+        let full = try PlistHistory.list(for: target)
+        let summaries = try PlistHistory.summaries(for: target)
+        #expect(summaries.map(\.number) == full.map(\.number))
+        #expect(summaries.map(\.writer) == full.map(\.writer))
+        #expect(summaries.map(\.changed) == full.map(\.changed))
+        #expect(summaries.allSatisfy { $0.bytes.isEmpty })
+        #expect(full.map(\.bytes.count) == [100_000, 200_000, 300_000])
+    }
+}

@@ -152,8 +152,10 @@ extension SettingsFile {
             writer = me
         }
         var kept: Int?
+        var listed = Set<[String]>()
+        let changedOnce = changed.map(\.components).filter { listed.insert($0).inserted }  // a key written twice is one change
         keepGeneration { () throws(PlistFile.Failure) in
-            kept = try PlistHistory.keep(bytes, changed: changed.map(\.components), by: writer, for: target, limits: limits,
+            kept = try PlistHistory.keep(bytes, changed: changedOnce, by: writer, for: target, limits: limits,
                                          known: &generations)
         }
         var plain: [[String]] = []
