@@ -561,7 +561,7 @@ class Harness:
         psql = os.path.join(self.pgbin, "psql") if self.pgbin else "psql"
         # as the administrator: devices may only read their own rows and push through the functions
         r = subprocess.run([psql, self.admin_url, "-X", "-q", "-At", "-F", "\t", "-v", "ON_ERROR_STOP=1", "-f", "-"],
-                           input=sql, capture_output=True, text=True, timeout=timeout,
+                           input="SET search_path = settings_sync, public;\n" + sql, capture_output=True, text=True, timeout=timeout,
                            env=dict(os.environ, PGPASSWORD=self.admin_password))
         if r.returncode != 0:
             raise TestFailure(f"psql failed: {r.stderr.strip()[:500]}")

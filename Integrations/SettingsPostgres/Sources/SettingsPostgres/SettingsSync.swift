@@ -24,7 +24,7 @@ import Synchronization
 /// It is a swift-service-lifecycle `Service`: in a `ServiceGroup`, ``run()`` returns after a
 /// graceful shutdown once pending pushes are sent (or after 5 s).
 ///
-/// Each user is a PostgreSQL login role (``SettingsSyncAdmin/addUser(_:password:)``); the space
+/// Each user is a PostgreSQL login role (``SettingsSyncAdmin/addUser(_:password:connectionLimit:)``); the space
 /// is (that role, `app`), chosen by the server: a device sees and changes only its user's settings.
 ///
 /// One process per settings file syncs (an exclusive lock on `.settings.sync.lock` beside it);

@@ -187,7 +187,7 @@ extension SettingsSyncError {
     static func printable(_ text: String) -> String {
         var out = ""
         for scalar in text.unicodeScalars.prefix(80) {
-            if scalar.value < 0x20 || scalar.value == 0x7f { out += "\\u{\(String(scalar.value, radix: 16))}" } else { out.unicodeScalars.append(scalar) }
+            if scalar.value < 0x20 || (0x7f...0x9f).contains(scalar.value) { out += "\\u{\(String(scalar.value, radix: 16))}" } else { out.unicodeScalars.append(scalar) }
         }
         return out
     }

@@ -28,7 +28,7 @@ extension SyncEngine {
         try await Self.timed(conn, .seconds(15), "schema") { try await Self.checkSchema(conn, logger) }
         let app = sync.app
         let channel = try await Self.timed(conn, .seconds(5), "open") {
-            try await conn.query("SELECT channel FROM settings_sync_open(\(app))", logger: logger)
+            try await conn.query("SELECT channel FROM settings_sync.settings_sync_open(\(app))", logger: logger)
                 .decode(String.self).reduce(into: "") { $0 = $1 }
         }
         let t0 = sync.localNowMs()
@@ -142,7 +142,7 @@ extension SyncEngine {
         if state.cursorSeq > 0, ContinuousClock.now - lastCheckIn > .seconds(60) {
             let logger = self.logger, app = sync.app, me = self.me, seq = state.cursorSeq
             _ = try await Self.timed(conn, .seconds(5), "check-in") {
-                try await conn.query("SELECT settings_sync_check_in(\(app), \(me), \(seq))", logger: logger)
+                try await conn.query("SELECT settings_sync.settings_sync_check_in(\(app), \(me), \(seq))", logger: logger)
                 return ()
             }
             lastCheckIn = .now
@@ -154,7 +154,7 @@ extension SyncEngine {
     func checkHorizon(_ conn: PostgresConnection) async throws {
         let logger = self.logger, app = sync.app
         let rows = try await Self.timed(conn, .seconds(5), "horizon") {
-            try await conn.query("SELECT seq, purged_seq FROM settings_sync_spaces WHERE app = \(app)", logger: logger)
+            try await conn.query("SELECT seq, purged_seq FROM settings_sync.settings_sync_spaces WHERE app = \(app)", logger: logger)
                 .decode((Int64, Int64).self).reduce(into: [(Int64, Int64)]()) { $0.append($1) }
         }
         let (seq, purged) = rows.first ?? (0, 0)

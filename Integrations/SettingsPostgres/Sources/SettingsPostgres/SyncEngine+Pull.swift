@@ -22,11 +22,11 @@ extension SyncEngine {
                 // An empty cursor key means every row of `seq` was seen.
                 let result = k.isEmpty
                     ? try await conn.query("""
-                        SELECT key, value, hlc, device, seq FROM settings_sync_entries
+                        SELECT key, value, hlc, device, seq FROM settings_sync.settings_sync_entries
                         WHERE app = \(app) AND seq > \(s) ORDER BY seq, key LIMIT \(SyncLimits.pullPage)
                         """, logger: logger)
                     : try await conn.query("""
-                        SELECT key, value, hlc, device, seq FROM settings_sync_entries
+                        SELECT key, value, hlc, device, seq FROM settings_sync.settings_sync_entries
                         WHERE app = \(app) AND (seq, key) > (\(s), \(k)) ORDER BY seq, key LIMIT \(SyncLimits.pullPage)
                         """, logger: logger)
                 for try await r in result.decode((String, ByteBuffer?, Int64, UUID, Int64).self) {

@@ -112,7 +112,7 @@ extension SyncEngine {
             var superseded: Set<String> = []
             var changeSeq: Int64 = 0
             let rows = try await conn.query("""
-                SELECT change_seq, superseded_key FROM settings_sync_push(\(app), \(me), \(keys), \(values), \(hlcs), \(deleted))
+                SELECT change_seq, superseded_key FROM settings_sync.settings_sync_push(\(app), \(me), \(keys), \(values), \(hlcs), \(deleted))
                 """, logger: logger)
             for try await (seq, key) in rows.decode((Int64, String?).self) {
                 changeSeq = seq

@@ -42,10 +42,10 @@ extension SyncEngine {
 
     /// The server must have this schema version, installed by `settings-sync-admin install`.
     static func checkSchema(_ conn: PostgresConnection, _ logger: Logger) async throws {
-        let exists = try await conn.query("SELECT to_regclass('public.settings_sync_meta') IS NOT NULL", logger: logger)
+        let exists = try await conn.query("SELECT to_regclass('settings_sync.settings_sync_meta') IS NOT NULL", logger: logger)
             .decode(Bool.self).reduce(into: false) { $0 = $1 }
         guard exists else { throw SettingsSyncError.schemaMismatch(found: 0, expected: SyncSchema.version) }
-        let version = try await conn.query("SELECT coalesce(max(version), 0) FROM settings_sync_meta", logger: logger)
+        let version = try await conn.query("SELECT coalesce(max(version), 0) FROM settings_sync.settings_sync_meta", logger: logger)
             .decode(Int32.self).reduce(into: Int32(0)) { $0 = $1 }
         if version != SyncSchema.version {
             throw SettingsSyncError.schemaMismatch(found: Int(version), expected: SyncSchema.version)

@@ -12,6 +12,9 @@ enum SyncLimits {
     static let spaceBytes = 64 << 20
     /// The spaces (app ids) one role may have on the server.
     static let spacesPerUser = 100
+    /// The devices one space remembers (their cursors, for `purge`): a new device's check-in
+    /// forgets the least recently seen one past this.
+    static let devicesPerSpace = 100
     /// The total a device pushes or applies: half the store's default `maximumFileSize` (64 MiB),
     /// so the settings file stays loadable in either format.
     static let clientSpaceBytes = 32 << 20

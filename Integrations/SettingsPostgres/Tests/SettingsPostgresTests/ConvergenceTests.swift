@@ -183,11 +183,11 @@ struct ConvergenceTests {
         try await withTestConnection(superuser: true) { conn in   // devices cannot write rows directly
             var seq: Int64 = 0
             for try await s in try await conn.query(
-                "UPDATE settings_sync_spaces SET seq = seq + 1 WHERE owner = 'settings' AND app = \(app) RETURNING seq", logger: logger
+                "UPDATE settings_sync.settings_sync_spaces SET seq = seq + 1 WHERE owner = 'settings' AND app = \(app) RETURNING seq", logger: logger
             ).decode(Int64.self) { seq = s }
             for (key, value, hlc) in rows {
                 try await conn.query("""
-                    INSERT INTO settings_sync_entries (owner, app, key, value, hlc, device, seq)
+                    INSERT INTO settings_sync.settings_sync_entries (owner, app, key, value, hlc, device, seq)
                     VALUES ('settings', \(app), \(key), \(value), \(hlc), \(UUID()), \(seq))
                     """, logger: logger)
             }

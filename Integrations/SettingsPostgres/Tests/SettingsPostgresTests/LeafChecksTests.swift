@@ -46,7 +46,7 @@ struct LeafChecksTests {
         let state = await sqlState {
             try await withTestConnection(user: (user.name, user.password)) { conn in
                 let rows = try await conn.query("""
-                    SELECT change_seq FROM settings_sync_push(\(app), \(UUID()), \((0..<count).map { "k\($0)" }),
+                    SELECT change_seq FROM settings_sync.settings_sync_push(\(app), \(UUID()), \((0..<count).map { "k\($0)" }),
                       \(Array(repeating: value, count: count)), \(Array(repeating: hlc, count: count)), \(Array(repeating: false, count: count)))
                     """, logger: logger)
                 for try await _ in rows.decode(Int64.self) {}   // the error arrives with the rows
@@ -54,7 +54,7 @@ struct LeafChecksTests {
         }
         #expect(state == "53400")
         let stored = try await withTestConnection(superuser: true) { conn in
-            try await conn.query("SELECT count(*)::int FROM settings_sync_entries WHERE owner = \(user.name)::text::name", logger: logger)
+            try await conn.query("SELECT count(*)::int FROM settings_sync.settings_sync_entries WHERE owner = \(user.name)::text::name", logger: logger)
                 .decode(Int.self).reduce(into: 0) { $0 = $1 }
         }
         #expect(stored == 0)
@@ -65,15 +65,33 @@ struct LeafChecksTests {
         let state = await sqlState {
             try await withTestConnection(user: (user.name, user.password)) { conn in
                 for i in 0..<SyncLimits.spacesPerUser {
-                    for try await _ in try await conn.query("SELECT channel FROM settings_sync_open(\("app\(i)"))", logger: logger) {}
+                    for try await _ in try await conn.query("SELECT channel FROM settings_sync.settings_sync_open(\("app\(i)"))", logger: logger) {}
                 }
                 #expect(await sqlState {   // an existing space still opens
-                    for try await _ in try await conn.query("SELECT channel FROM settings_sync_open('app0')", logger: logger) {}
+                    for try await _ in try await conn.query("SELECT channel FROM settings_sync.settings_sync_open('app0')", logger: logger) {}
                 } == nil)
-                for try await _ in try await conn.query("SELECT channel FROM settings_sync_open('one too many')", logger: logger) {}
+                for try await _ in try await conn.query("SELECT channel FROM settings_sync.settings_sync_open('one too many')", logger: logger) {}
             }
         }
         #expect(state == "53400")
+    }
+
+    /// Regression (issue 30, item 7): 100,000 made-up device ids in 2 s made 21 MiB of rows while
+    /// the user's counted bytes stayed 2. A space keeps its most recently seen devices only.
+    @Test func madeUpDevicesNeverGrowASpacesDeviceRows() async throws {
+        let user = try await TestServer.makeUser("devices")
+        let app = uniqueApp()
+        let last = UUID()
+        let count = try await withTestConnection(user: (user.name, user.password)) { conn in
+            for try await _ in try await conn.query("SELECT channel FROM settings_sync.settings_sync_open(\(app))", logger: logger) {}
+            for i in 0..<(SyncLimits.devicesPerSpace + 50) {
+                try await conn.query("SELECT settings_sync.settings_sync_check_in(\(app), \(i == SyncLimits.devicesPerSpace + 49 ? last : UUID()), 1)", logger: logger)
+            }
+            return try await conn.query("SELECT count(*)::int, count(*) FILTER (WHERE device = \(last))::int FROM settings_sync.settings_sync_devices WHERE app = \(app)", logger: logger)
+                .decode((Int, Int).self).reduce(into: (0, 0)) { $0 = $1 }
+        }
+        #expect(count.0 == SyncLimits.devicesPerSpace)
+        #expect(count.1 == 1)
     }
 
     @Test func aDeviceNeitherPushesNorAppliesMoreThanTheFileCanHold() async throws {
@@ -85,7 +103,7 @@ struct LeafChecksTests {
         try await a.synchronize()
         #expect(a.sync.reportedCounts.problems >= 1)
         let stored = try await withTestConnection(superuser: true) { conn in
-            try await conn.query("SELECT coalesce(sum(octet_length(key) + octet_length(value)), 0)::bigint FROM settings_sync_entries WHERE owner = 'settings' AND app = \(app)", logger: logger)
+            try await conn.query("SELECT coalesce(sum(octet_length(key) + octet_length(value)), 0)::bigint FROM settings_sync.settings_sync_entries WHERE owner = 'settings' AND app = \(app)", logger: logger)
                 .decode(Int64.self).reduce(into: Int64(0)) { $0 = $1 }
         }
         #expect(stored > 0 && stored <= Int64(SyncLimits.clientSpaceBytes))
@@ -96,14 +114,14 @@ struct LeafChecksTests {
         try await withTestConnection(superuser: true) { conn in
             let hlc = Int64(Date().timeIntervalSince1970 * 1000) << 16
             try await conn.query("""
-                UPDATE settings_sync_spaces SET seq = seq + 1 WHERE owner = 'settings' AND app = \(app)
+                UPDATE settings_sync.settings_sync_spaces SET seq = seq + 1 WHERE owner = 'settings' AND app = \(app)
                 """, logger: logger)
             let value = ByteBuffer(bytes: try PlistValue.data(Data(repeating: 1, count: 250_000)).encodedBytes(as: .binary))
             for i in 0..<count {
                 try await conn.query("""
-                    INSERT INTO settings_sync_entries (owner, app, key, value, hlc, device, seq)
+                    INSERT INTO settings_sync.settings_sync_entries (owner, app, key, value, hlc, device, seq)
                     SELECT 'settings', \(app), \("Planted/\(i)"), \(value), \(hlc), \(UUID()), seq
-                      FROM settings_sync_spaces WHERE owner = 'settings' AND app = \(app)
+                      FROM settings_sync.settings_sync_spaces WHERE owner = 'settings' AND app = \(app)
                     """, logger: logger)
             }
         }

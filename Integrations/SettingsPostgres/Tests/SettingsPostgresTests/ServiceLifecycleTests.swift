@@ -24,7 +24,7 @@ struct ServiceLifecycleTests {
         try await running.value
         #expect(a.sync.status == .stopped)
         let keys = try await withTestConnection { conn in
-            try await conn.query("SELECT key FROM settings_sync_entries WHERE app = \(app)", logger: Logger(label: "tests"))
+            try await conn.query("SELECT key FROM settings_sync.settings_sync_entries WHERE app = \(app)", logger: Logger(label: "tests"))
                 .decode(String.self).reduce(into: [String]()) { $0.append($1) }
         }
         #expect(keys.contains("written/just/before/shutdown"))

@@ -59,10 +59,10 @@ struct SettingsSyncAdminTests {
         try await withPrivateDatabase { admin, database in
             var admin = admin
             admin.lockWait = .seconds(1)
-            let text = try await whileLocked(database, "LOCK TABLE settings_sync_entries IN ACCESS SHARE MODE") { try await admin.install() }
-            #expect(text.contains("install (statement 3 of"), "\(text)")
+            let text = try await whileLocked(database, "LOCK TABLE settings_sync.settings_sync_entries IN ACCESS SHARE MODE") { try await admin.install() }
+            #expect(text.contains("install (statement 4 of"), "\(text)")
             #expect(text.contains("canceling statement due to lock timeout (55P03)"), "\(text)")
-            #expect(text.contains("LOCK TABLE public.settings_sync_entries IN ACCESS EXCLUSIVE MODE"), "\(text)")
+            #expect(text.contains("LOCK TABLE settings_sync.settings_sync_entries IN ACCESS EXCLUSIVE MODE"), "\(text)")
             try await admin.install()   // nothing was half done: the schema is whole
             _ = try await admin.check()
         }
@@ -72,7 +72,7 @@ struct SettingsSyncAdminTests {
         try await withPrivateDatabase { admin, database in
             var admin = admin
             admin.lockWait = .seconds(1)
-            let text = try await whileLocked(database, "LOCK TABLE settings_sync_spaces IN ACCESS EXCLUSIVE MODE") { _ = try await admin.check() }
+            let text = try await whileLocked(database, "LOCK TABLE settings_sync.settings_sync_spaces IN ACCESS EXCLUSIVE MODE") { _ = try await admin.check() }
             #expect(text.hasPrefix("settings-sync-admin: check failed: canceling statement due to lock timeout (55P03)"), "\(text)")
             #expect(text.contains("; statement: SELECT ") && text.contains("settings_sync_spaces"), "\(text)")
             _ = try await admin.check()
@@ -82,8 +82,8 @@ struct SettingsSyncAdminTests {
     @Test func checkNamesAMissingTableAndFunction() async throws {
         try await withPrivateDatabase { admin, database in
             try await withTestConnection(superuser: true, database: database) { conn in
-                try await conn.query("DROP TABLE settings_sync_devices", logger: logger)
-                try await conn.query("DROP FUNCTION settings_sync_check_in(text, uuid, bigint)", logger: logger)
+                try await conn.query("DROP TABLE settings_sync.settings_sync_devices", logger: logger)
+                try await conn.query("DROP FUNCTION settings_sync.settings_sync_check_in(text, uuid, bigint)", logger: logger)
             }
             let error = await #expect(throws: SettingsSyncError.self) { _ = try await admin.check() }
             let text = error.map { String(describing: $0) } ?? ""
@@ -119,10 +119,10 @@ struct SettingsSyncAdminTests {
             let hlc = Int64(Date().timeIntervalSince1970 * 1000) << 16
             let keys = ["k\(n % 20)"], values = [ByteBuffer(bytes: try PlistValue.string("v\(n)").encodedBytes(as: .binary))]
             let seq = try await conn.query(
-                "SELECT change_seq FROM settings_sync_push(\(app), \(device), \(keys), \(values), \([hlc]), \([false]))", logger: logger
+                "SELECT change_seq FROM settings_sync.settings_sync_push(\(app), \(device), \(keys), \(values), \([hlc]), \([false]))", logger: logger
             ).decode(Int64.self).reduce(into: Int64(0)) { $0 = $1 }
-            try await conn.query("SELECT settings_sync_check_in(\(app), \(device), \(seq))", logger: logger)
-            for try await _ in try await conn.query("SELECT key, value FROM settings_sync_entries WHERE app = \(app) AND seq > \(seq - 5)", logger: logger) {}
+            try await conn.query("SELECT settings_sync.settings_sync_check_in(\(app), \(device), \(seq))", logger: logger)
+            for try await _ in try await conn.query("SELECT key, value FROM settings_sync.settings_sync_entries WHERE app = \(app) AND seq > \(seq - 5)", logger: logger) {}
             devices.pushes.add(1, ordering: .relaxed)
             if n == 5 { started() }
         }
@@ -139,31 +139,4 @@ struct SettingsSyncAdminTests {
             return error.map { String(describing: $0) } ?? ""
         }
     }
-
-    /// Runs `body` with an administrator of a new database on the test server, installed; drops
-    /// the database (ending its sessions) afterwards.
-    func withPrivateDatabase(_ body: (SettingsSyncAdmin, String) async throws -> Void) async throws {
-        let database = "settings_t_\(UUID().uuidString.prefix(8).lowercased())"
-        try await withTestConnection(superuser: true) { conn in
-            try await conn.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(database)"), logger: logger)
-        }
-        do {
-            var url = try #require(URLComponents(string: TestServer.adminURL))
-            url.path = "/\(database)"
-            let admin = try SettingsSyncAdmin(url: try #require(url.string), password: TestServer.adminPassword)
-            try await admin.install()
-            try await body(admin, database)
-        } catch {
-            try? await dropDatabase(database)
-            throw error
-        }
-        try await dropDatabase(database)
-    }
-
-    func dropDatabase(_ name: String) async throws {
-        try await withTestConnection(superuser: true) { conn in
-            try await conn.query(PostgresQuery(unsafeSQL: "DROP DATABASE \(name) WITH (FORCE)"), logger: logger)
-        }
-    }
-
 }

@@ -133,7 +133,7 @@ func withTestConnection<T: Sendable>(
     let conn = try await PostgresConnection.connect(configuration: config, id: 1, logger: Logger(label: "tests"))
     do {
         let result = try await body(conn)
-        try await conn.close()
+        try? await conn.close()   // the body may have had the server end the session
         return result
     } catch {
         try? await conn.close()
@@ -145,9 +145,35 @@ func withTestConnection<T: Sendable>(
 func serverSeq(_ app: String) async throws -> Int64 {
     try await withTestConnection { conn in
         var seq: Int64 = 0
-        for try await s in try await conn.query("SELECT seq FROM settings_sync_spaces WHERE app = \(app)", logger: Logger(label: "tests")).decode(Int64.self) {
+        for try await s in try await conn.query("SELECT seq FROM settings_sync.settings_sync_spaces WHERE app = \(app)", logger: Logger(label: "tests")).decode(Int64.self) {
             seq = s
         }
         return seq
+    }
+}
+
+/// Runs `body` with an administrator of a new database on the test server, installed, and the
+/// database's name; drops the database (ending its sessions) afterwards.
+func withPrivateDatabase(_ body: (SettingsSyncAdmin, String) async throws -> Void) async throws {
+    let database = "settings_t_\(UUID().uuidString.prefix(8).lowercased())"
+    try await withTestConnection(superuser: true) { conn in
+        try await conn.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(database)"), logger: Logger(label: "tests"))
+    }
+    do {
+        var url = try #require(URLComponents(string: TestServer.adminURL))
+        url.path = "/\(database)"
+        let admin = try SettingsSyncAdmin(url: try #require(url.string), password: TestServer.adminPassword)
+        try await admin.install()
+        try await body(admin, database)
+    } catch {
+        try? await dropDatabase(database)
+        throw error
+    }
+    try await dropDatabase(database)
+}
+
+func dropDatabase(_ name: String) async throws {
+    try await withTestConnection(superuser: true) { conn in
+        try await conn.query(PostgresQuery(unsafeSQL: "DROP DATABASE \(name) WITH (FORCE)"), logger: Logger(label: "tests"))
     }
 }

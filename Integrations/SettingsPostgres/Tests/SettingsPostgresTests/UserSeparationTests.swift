@@ -45,9 +45,9 @@ struct UserSeparationTests {
 
         // A's channel and rows, as the administrator sees them.
         let (aChannel, aRows) = try await withTestConnection(superuser: true) { conn in
-            let channel = try await conn.query("SELECT channel FROM settings_sync_spaces WHERE owner = \(userA.name)::text::name", logger: logger)
+            let channel = try await conn.query("SELECT channel FROM settings_sync.settings_sync_spaces WHERE owner = \(userA.name)::text::name", logger: logger)
                 .decode(String.self).reduce(into: "") { $0 = $1 }
-            let rows = try await conn.query("SELECT count(*)::int FROM settings_sync_entries WHERE owner = \(userA.name)::text::name", logger: logger)
+            let rows = try await conn.query("SELECT count(*)::int FROM settings_sync.settings_sync_entries WHERE owner = \(userA.name)::text::name", logger: logger)
                 .decode(Int.self).reduce(into: 0) { $0 = $1 }
             return (channel, rows)
         }
@@ -56,26 +56,26 @@ struct UserSeparationTests {
         // Through raw SQL as B.
         let b2 = (name: userB.name, password: userB.password)
         try await withTestConnection(user: b2) { conn in
-            for table in ["settings_sync_spaces", "settings_sync_entries", "settings_sync_devices"] {
+            for table in ["settings_sync.settings_sync_spaces", "settings_sync.settings_sync_entries", "settings_sync.settings_sync_devices"] {
                 let owners = try await conn.query(PostgresQuery(unsafeSQL: "SELECT DISTINCT owner::text FROM \(table)"), logger: logger)
                     .decode(String.self).reduce(into: [String]()) { $0.append($1) }
                 #expect(owners.allSatisfy { $0 == userB.name }, "\(table) shows \(owners)")
             }
-            let channels = try await conn.query("SELECT channel FROM settings_sync_spaces", logger: logger)
+            let channels = try await conn.query("SELECT channel FROM settings_sync.settings_sync_spaces", logger: logger)
                 .decode(String.self).reduce(into: [String]()) { $0.append($1) }
             #expect(!channels.contains(aChannel))
             let aName = userA.name
             let writes = [
-                "UPDATE settings_sync_entries SET value = NULL WHERE owner = '\(aName)'",
-                "DELETE FROM settings_sync_entries WHERE owner = '\(aName)'",
-                "INSERT INTO settings_sync_entries (owner, app, key, value, hlc, device, seq) VALUES ('\(aName)', '\(app)', 'theme', NULL, 9223372036854775807, gen_random_uuid(), 99)",
-                "UPDATE settings_sync_spaces SET seq = 0",
-                "DELETE FROM settings_sync_spaces",
-                "INSERT INTO settings_sync_spaces (owner, app) VALUES ('\(aName)', 'x')",
-                "TRUNCATE settings_sync_entries",
-                "DELETE FROM settings_sync_devices",
-                "UPDATE settings_sync_meta SET version = 1",
-                "SELECT settings_sync_purge('0 days')",
+                "UPDATE settings_sync.settings_sync_entries SET value = NULL WHERE owner = '\(aName)'",
+                "DELETE FROM settings_sync.settings_sync_entries WHERE owner = '\(aName)'",
+                "INSERT INTO settings_sync.settings_sync_entries (owner, app, key, value, hlc, device, seq) VALUES ('\(aName)', '\(app)', 'theme', NULL, 9223372036854775807, gen_random_uuid(), 99)",
+                "UPDATE settings_sync.settings_sync_spaces SET seq = 0",
+                "DELETE FROM settings_sync.settings_sync_spaces",
+                "INSERT INTO settings_sync.settings_sync_spaces (owner, app) VALUES ('\(aName)', 'x')",
+                "TRUNCATE settings_sync.settings_sync_entries",
+                "DELETE FROM settings_sync.settings_sync_devices",
+                "UPDATE settings_sync.settings_sync_meta SET version = 1",
+                "SELECT settings_sync.settings_sync_purge('0 days')",
             ]
             for sql in writes {
                 let state = await sqlState { for try await _ in try await conn.query(PostgresQuery(unsafeSQL: sql), logger: logger) {} }
@@ -85,17 +85,17 @@ struct UserSeparationTests {
             let hlc = (Int64(Date().timeIntervalSince1970 * 1000)) << 16
             let keys = ["theme"], values = [ByteBuffer(bytes: try PlistValue.string("pwned").encodedBytes(as: .binary))]
             try await conn.query("""
-                SELECT * FROM settings_sync_push(\(app), \(UUID()), \(keys), \(values), \([hlc + 1_000_000]), \([false]))
+                SELECT * FROM settings_sync.settings_sync_push(\(app), \(UUID()), \(keys), \(values), \([hlc + 1_000_000]), \([false]))
                 """, logger: logger)
-            let opened = try await conn.query("SELECT channel FROM settings_sync_open(\(app))", logger: logger)
+            let opened = try await conn.query("SELECT channel FROM settings_sync.settings_sync_open(\(app))", logger: logger)
                 .decode(String.self).reduce(into: "") { $0 = $1 }
             #expect(opened != aChannel && opened.hasPrefix("settings_sync_") && opened.count == 46)
-            try await conn.query("SELECT settings_sync_check_in(\(app), \(UUID()), 1)", logger: logger)
+            try await conn.query("SELECT settings_sync.settings_sync_check_in(\(app), \(UUID()), 1)", logger: logger)
         }
         try await a.synchronize()
         #expect(a.store.value(for: "theme", in: .user) == "dark")
         let aAfter = try await withTestConnection(superuser: true) { conn in
-            try await conn.query("SELECT count(*)::int FROM settings_sync_entries WHERE owner = \(userA.name)::text::name AND value IS NOT NULL", logger: logger)
+            try await conn.query("SELECT count(*)::int FROM settings_sync.settings_sync_entries WHERE owner = \(userA.name)::text::name AND value IS NOT NULL", logger: logger)
                 .decode(Int.self).reduce(into: 0) { $0 = $1 }
         }
         #expect(aAfter == 2)
@@ -126,11 +126,11 @@ struct UserSeparationTests {
             try await conn.query(PostgresQuery(unsafeSQL: "CREATE ROLE \(nobody) LOGIN PASSWORD 'nobody'"), logger: logger)
         }
         try await withTestConnection(user: (nobody, "nobody")) { conn in
-            let statements = SyncSchema.tables.map { "SELECT count(*) FROM \($0)" } + [
-                "SELECT * FROM settings_sync_open('x')",
-                "SELECT settings_sync_check_in('x', gen_random_uuid(), 1)",
-                "SELECT * FROM settings_sync_push('x', gen_random_uuid(), '{}', '{}', '{}', '{}')",
-                "SELECT settings_sync_purge('0 days')",
+            let statements = SyncSchema.tables.map { "SELECT count(*) FROM settings_sync.\($0)" } + [
+                "SELECT * FROM settings_sync.settings_sync_open('x')",
+                "SELECT settings_sync.settings_sync_check_in('x', gen_random_uuid(), 1)",
+                "SELECT * FROM settings_sync.settings_sync_push('x', gen_random_uuid(), '{}', '{}', '{}', '{}')",
+                "SELECT settings_sync.settings_sync_purge('0 days')",
             ]
             for sql in statements {
                 let state = await sqlState { for try await _ in try await conn.query(PostgresQuery(unsafeSQL: sql), logger: logger) {} }
@@ -145,7 +145,7 @@ struct UserSeparationTests {
         #expect(report.contains { $0.hasPrefix("user \(userB.name) ") })
         #expect(try await admin.removeUser(userB.name) >= 1)
         let bRows = try await withTestConnection(superuser: true) { conn in
-            try await conn.query("SELECT count(*)::int FROM settings_sync_entries WHERE owner = \(userB.name)::text::name", logger: logger)
+            try await conn.query("SELECT count(*)::int FROM settings_sync.settings_sync_entries WHERE owner = \(userB.name)::text::name", logger: logger)
                 .decode(Int.self).reduce(into: 0) { $0 = $1 }
         }
         #expect(bRows == 0)
@@ -161,7 +161,7 @@ struct UserSeparationTests {
         let before = a.sync.pullCount.load(ordering: .relaxed)
         let heardBefore = a.sync.notificationCount.load(ordering: .relaxed)
         try await withTestConnection(user: (user.name, user.password)) { conn in
-            let channel = try await conn.query("SELECT channel FROM settings_sync_spaces WHERE app = \(app)", logger: logger)
+            let channel = try await conn.query("SELECT channel FROM settings_sync.settings_sync_spaces WHERE app = \(app)", logger: logger)
                 .decode(String.self).reduce(into: "") { $0 = $1 }
             // Distinct payloads (PostgreSQL folds identical ones), each ahead of the device's cursor.
             try await conn.query("SELECT count(pg_notify(\(channel), (1000000 + g)::text)) FROM generate_series(1, 5000) g", logger: logger)
@@ -182,7 +182,7 @@ struct UserSeparationTests {
         try await admin.install()
         _ = try await admin.check()
         try await withTestConnection(superuser: true) { conn in
-            try await conn.query("ALTER TABLE settings_sync_entries NO FORCE ROW LEVEL SECURITY", logger: logger)
+            try await conn.query("ALTER TABLE settings_sync.settings_sync_entries NO FORCE ROW LEVEL SECURITY", logger: logger)
         }
         await #expect(throws: SettingsSyncError.self) { _ = try await admin.check() }
         try await admin.install()
@@ -206,11 +206,11 @@ struct UserSeparationTests {
         let dump = try await withTestConnection(superuser: true) { conn in
             var all = ""
             for table in SyncSchema.tables {
-                for try await row in try await conn.query(PostgresQuery(unsafeSQL: "SELECT t::text FROM \(table) t"), logger: logger).decode(String.self) {
+                for try await row in try await conn.query(PostgresQuery(unsafeSQL: "SELECT t::text FROM settings_sync.\(table) t"), logger: logger).decode(String.self) {
                     all += row + "\n"
                 }
             }
-            for try await value in try await conn.query("SELECT value FROM settings_sync_entries WHERE value IS NOT NULL", logger: logger).decode(ByteBuffer.self) {
+            for try await value in try await conn.query("SELECT value FROM settings_sync.settings_sync_entries WHERE value IS NOT NULL", logger: logger).decode(ByteBuffer.self) {
                 all += String(decoding: value.readableBytesView, as: UTF8.self) + "\n"
             }
             return all
@@ -242,7 +242,7 @@ struct UserSeparationTests {
         d.store["shown"] = 1
         try await d.synchronize()
         let keys = try await withTestConnection(user: (user.name, user.password)) { conn in
-            try await conn.query("SELECT key FROM settings_sync_entries WHERE app = \(app2)", logger: logger)
+            try await conn.query("SELECT key FROM settings_sync.settings_sync_entries WHERE app = \(app2)", logger: logger)
                 .decode(String.self).reduce(into: [String]()) { $0.append($1) }
         }
         #expect(keys == ["shown"])
