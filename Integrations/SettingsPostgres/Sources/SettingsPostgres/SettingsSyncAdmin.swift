@@ -123,7 +123,12 @@ public struct SettingsSyncAdmin: Sendable {
                 "SELECT format('CREATE ROLE %I LOGIN PASSWORD %L CONNECTION LIMIT %s IN ROLE \(unescaped: SyncSchema.deviceRole)', \(name)::text, \(verifier)::text, \(Int32(clamping: connectionLimit))::int)"
             ) { try $0.decode(String.self) }
             try await transaction(conn, "add-user") {
-                _ = try await rows(conn, "add-user", PostgresQuery(unsafeSQL: create.last ?? "")) { _ in () }
+                do {
+                    _ = try await rows(conn, "add-user", PostgresQuery(unsafeSQL: create.last ?? "")) { _ in () }
+                } catch let failure as AdminFailure {
+                    // The statement holds the verifier (which a guess can be checked against): not shown.
+                    throw AdminFailure(step: "add-user", statement: "CREATE ROLE … PASSWORD '(SCRAM-SHA-256 verifier, not shown)' …", error: failure.error)
+                }
                 for (setting, value) in SyncSchema.userSettings {
                     let alter = try await rows(conn, "add-user", "SELECT format('ALTER ROLE %I SET %I = %L', \(name)::text, \(setting)::text, \(value)::text)") {
                         try $0.decode(String.self)
