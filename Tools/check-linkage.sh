@@ -11,13 +11,15 @@ BIN_DIR=${1:-$(swift build --show-bin-path)}
 TOOL="$BIN_DIR/settings"
 [ -x "$TOOL" ] || { echo "check-linkage: $TOOL is not built" >&2; exit 2; }
 forbidden='libswiftDispatch\.so|libswiftObservation\.so|libFoundation\.so|libFoundationNetworking\.so|libFoundationXML\.so'
-if found=$(ldd "$TOOL" | grep -E "$forbidden"); then
+libraries=$(ldd "$TOOL")
+if found=$(grep -E "$forbidden" <<<"$libraries"); then
     echo "check-linkage: $TOOL loads libraries it must not:" >&2
     echo "$found" >&2
     exit 1
 fi
 # The check itself is checked: the library's example program does load them.
-if ! ldd "$BIN_DIR/SettingsExample" | grep -qE 'libswiftObservation\.so'; then
+example=$(ldd "$BIN_DIR/SettingsExample")
+if ! grep -qE 'libswiftObservation\.so' <<<"$example"; then
     echo "check-linkage: SettingsExample does not load Observation: the check no longer tells anything" >&2
     exit 1
 fi
