@@ -48,6 +48,17 @@ public struct PlistLayersManifest: Hashable, Sendable {
     public var renames: [Rename] = []
     /// The prefix of the environment variables read (`MYAPP` for `MYAPP_TIMEOUT`), if any.
     public var environmentPrefix: String?
+    /// How many generations of the file the program keeps in its history (0: none), when it
+    /// says; a tool that edits the file keeps the same (``PlistHistory/Limits``).
+    public var historyLimit: Int?
+    /// The most bytes the program lets the file's history take, when it says.
+    public var historyByteBudget: Int?
+
+    /// The history limits the program asked for (the defaults for what it does not say).
+    public var historyLimits: PlistHistory.Limits {
+        let defaults = PlistHistory.Limits()
+        return PlistHistory.Limits(count: historyLimit ?? defaults.count, bytes: historyByteBudget ?? defaults.bytes)
+    }
 
     /// An empty manifest.
     public init() {}
@@ -61,6 +72,8 @@ public struct PlistLayersManifest: Hashable, Sendable {
             .dictionary(["key": .string(rename.key), "formerly": .array(rename.formerly.map(PlistValue.string))])
         })
         if let environmentPrefix { dict["environmentPrefix"] = .string(environmentPrefix) }
+        if let historyLimit { dict["historyLimit"] = .integer(PlistInteger(Int64(historyLimit))) }
+        if let historyByteBudget { dict["historyByteBudget"] = .integer(PlistInteger(Int64(historyByteBudget))) }
         return .dictionary(dict)
     }
 
@@ -82,6 +95,8 @@ public struct PlistLayersManifest: Hashable, Sendable {
             guard let text = prefix.stringValue else { throw Self.malformed("environmentPrefix is not a string") }
             environmentPrefix = text
         }
+        historyLimit = try Self.count(dict["historyLimit"], "historyLimit")
+        historyByteBudget = try Self.count(dict["historyByteBudget"], "historyByteBudget")
     }
 
     /// The earlier names of `key`, or none.
@@ -131,6 +146,15 @@ public struct PlistLayersManifest: Hashable, Sendable {
             strings.append(text)
         }
         return strings
+    }
+
+    /// A count that is not negative (a larger one than `Int` holds is `Int.max`), or `nil` when absent.
+    private static func count(_ value: PlistValue?, _ name: String) throws(PlistError) -> Int? {
+        guard let value else { return nil }
+        guard case .integer(let n) = value, !n.description.hasPrefix("-") else {
+            throw malformed("\(name) is not a whole number of at least 0")
+        }
+        return n.intValue ?? Int.max
     }
 
     private static func malformed(_ detail: String) -> PlistError {
