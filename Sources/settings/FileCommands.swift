@@ -91,6 +91,14 @@ enum ConvertCommand: Command {
         default: throw .usage("convert: unknown format '\(formatName)' (use xml1, binary1 or json)")
         }
         for file in files {
+            if target(for: file, args) == file, let domain = Domain.managing(file: file) {
+                // A file the Settings library manages changes format under its lock, kept in its history.
+                guard let format else {
+                    throw .failure("\(file): the Settings library manages this file, and it must stay a property list; not converted to JSON (use -o OUT)")
+                }
+                try domain.edit(creating: false, format: format) { _ in }
+                continue
+            }
             let value = try Input(file: file).value
             let bytes: [UInt8]
             if let format {
@@ -146,17 +154,17 @@ enum LintCommand: Command {
                 let input = try Input(parsing: bytes, name: file == "-" ? "<stdin>" : file)
                 let warnings = input.syntax == .xml ? Strict.warnings(xml: bytes) : []
                 for w in warnings {
-                    Console.print("\(file):\(w.line):\(w.column): \(args.strict ? "error" : "warning"): \(w.message)", to: .error)
+                    Console.print("\(file):\(w.line):\(w.column): \(args.strict ? "error" : "warning"): \(w.message)".escapingControlCharacters, to: .error)
                 }
                 let violations = schema?.schema.violations(of: input.value) ?? []
-                for v in violations { Console.print("\(file): \(v)", to: .error) }
+                for v in violations { Console.print("\(file): \(v)".escapingControlCharacters, to: .error) }
                 if (args.strict && !warnings.isEmpty) || !violations.isEmpty {
                     failed += 1
                 } else if !args.silent {
                     Console.print("\(file): OK")
                 }
             } catch {
-                Console.print(error.message, to: .error)
+                Console.print(error.message.escapingControlCharacters, to: .error)
                 failed += 1
             }
         }
@@ -290,6 +298,16 @@ enum EditCommand {
         let keyPath = DottedKeyPath(args.positional[0]), file = args.positional[1]
         try KeyPath.checkDepth(keyPath.components.count)
         let value = edit == .remove ? nil : try args.typedValue(command: command)
+        if args.output == nil || args.output == file, let domain = Domain.managing(file: file) {
+            // A file the Settings library manages is changed as `write` changes it: under its
+            // lock, from its contents then, checked against its schema, kept in its history.
+            return try domain.edit(creating: false) { contents throws(CLIError) in
+                var root = PlistValue.dictionary(contents)
+                let appends = args.append && KeySuggestion.value(at: keyPath.components, in: root) != nil
+                try namingFile(file) { () throws(CLIError) in try keyPath.apply(appends ? .append : edit, value, to: &root) }
+                contents = try Domain.dictionary(root, path: file)
+            }
+        }
         let input = try Input(file: file)
         var root = input.value
         // -append on a key path with nothing there inserts the value there, as plutil does.
