@@ -230,12 +230,12 @@ struct Domain {
         case foreign
 
         /// Looks at the companion directory of `target`; a foreign one is reported once on
-        /// standard error (the edit goes on without it).
-        init(beside target: String, path: String) {
+        /// standard error, saying what is done without it (`without`).
+        init(beside target: String, path: String, without: String = "this edit keeps no history there and uses no schema from it") {
             do {
                 self = try PlistFile.existingCompanionDirectory(for: target) == nil ? .missing : .usable
             } catch {
-                Console.error("warning: \(path): \(error.operation); ignored: this edit keeps no history there and uses no schema from it")
+                Console.error("warning: \(path): \(error.operation); ignored: \(without)")
                 self = .foreign
             }
         }

@@ -37,7 +37,10 @@ enum ExplainCommand: Command {
         guard positional.count == 2 else { throw .usage("explain: expected DOMAIN KEY") }
         let domain = try Domain(positional[0])
         var key = try KeyPath(positional[1])
-        let manifest = try LayersManifest.read(for: domain)
+        // Another user's companion directory is not read (a warning says so).
+        let companion = Domain.Companion(beside: try Files.target(of: domain.path).path, path: domain.path,
+                                         without: "explained from the user's file only")
+        let manifest = companion.isUsable ? try LayersManifest.read(for: domain) : nil
         if let current = manifest?.currentName(of: key.path) {
             Console.error("'\(key.path)' was renamed to '\(current)'; explaining '\(current)'")
             key = try KeyPath(current)

@@ -54,6 +54,10 @@ struct ForeignCompanionCLITests {
         }
         #expect(try CLI.run(environment: environment, "write", "App", "c", "3").status == 0)
         #expect(try PlistValue(contentsOf: file) == ["c": 3])
+        let explained = try CLI.run(environment: environment, "explain", "App", "c")
+        #expect(explained.status == 0, "\(explained.output)")
+        #expect(explained.stdout.hasPrefix("c = 3 (from user: "), "\(explained.stdout)")
+        #expect(explained.stderr.contains("warning"))
         #expect(try FileManager.default.contentsOfDirectory(atPath: meta.path).isEmpty)
     }
 }
