@@ -81,6 +81,19 @@ struct OutputEscapingCLITests {
         #expect(missing.stderr.contains("x\\u{1B}[2Jy"), "\(missing.stderr)")
     }
 
+    @Test func diffAndHumanPrintEscapeKeysAndStrings() throws {
+        let dir = try TemporaryDirectory()
+        let a = dir.file("a.plist"), b = dir.file("b.plist")
+        try PlistValue.dictionary([Self.forgedKey: "x\u{1B}[2Jy"]).write(to: a, format: .binary)
+        try PlistValue.dictionary([Self.forgedKey: "z"]).write(to: b, format: .binary)
+        let diff = try CLI.run("diff", a.path, b.path)
+        #expect(diff.status == 1)
+        expectClean(diff.stdout, lines: 1, "\(diff.stdout)")
+        let printed = try CLI.run("-p", a.path)
+        expectClean(printed.stdout, lines: 3, "\(printed.stdout)")
+        #expect(printed.stdout.contains("\"x\\u{1B}[2Jy\""), "\(printed.stdout)")
+    }
+
     @Test(arguments: [
         ("plain", "plain"), ("a\nb", "a\\nb"), ("tab\there", "tab\\there"), ("\u{1B}[31m", "\\u{1B}[31m"),
         ("del\u{7F}", "del\\u{7F}"), ("c1\u{9B}", "c1\\u{9B}"), ("\u{202E}txt", "\\u{202E}txt"), ("back\\slash", "back\\slash"),
