@@ -74,6 +74,8 @@ enum ConvertCommand: Command {
                                holding dates or data is refused, naming the key path
         Replaces FILE atomically, keeping its permissions and owner, unless -o OUT (one FILE;
         '-' writes to standard output) or -e EXT (FILE with its extension replaced by EXT).
+        A FILE the Settings library manages is converted under its lock and kept in its
+        history, and stays a property list (json is refused there).
         """
 
     static func run(_ arguments: [String]) throws(CLIError) {
@@ -261,7 +263,8 @@ enum CreateCommand: Command {
                settings -create FORMAT FILE                  (plutil -create)
 
         Writes an empty dictionary to FILE ('-' for standard output) in FORMAT, replacing FILE
-        atomically when it exists (as plutil does).
+        atomically when it exists (as plutil does). A FILE the Settings library manages is emptied
+        as `settings reset` empties it (locked, kept in its history first); json is refused there.
         """
 
     static func run(_ arguments: [String]) throws(CLIError) {
@@ -344,7 +347,9 @@ enum InsertCommand: Command {
         value is inserted there, as plutil does). Types: \(EditCommand.typeList).
         FILE is rewritten in its format (OpenStep text becomes XML) atomically, keeping its
         permissions and owner, unless -o OUT ('-' for standard output). A FILE that does not
-        parse is refused and left as it is.
+        parse is refused and left as it is. A FILE the Settings library manages (an application's
+        settings file, or one with .NAME.lock or .NAME.meta beside it) is changed as `settings
+        write` changes it: under the library's lock, checked against its schema, kept in its history.
         """
 
     static func run(_ arguments: [String]) throws(CLIError) { try EditCommand.run(.insert, command: name, arguments) }

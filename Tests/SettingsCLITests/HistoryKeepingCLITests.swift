@@ -60,6 +60,19 @@ struct HistoryKeepingCLITests {
         #expect(try Data(contentsOf: file) == before, "\(arguments) changed the file")
     }
 
+    @Test func aGenerationsDirectoryThatCannotBeWrittenRefusesAsAFullDiskDoes() throws {
+        let dir = try TemporaryDirectory()
+        let (environment, file) = try handEditedDomain(in: dir)
+        let generations = dir.url.appending(path: "App/.settings.plist.meta/generations")
+        try FileManager.default.removeItem(at: generations)
+        try Data("planted".utf8).write(to: generations)  // a file where the directory must be
+        let before = try Data(contentsOf: file)
+        let out = try CLI.run(environment: environment, "reset", "App")
+        #expect(out.status == 1, "\(out.output)")
+        #expect(out.stderr.contains("not changed"), "\(out.stderr)")
+        #expect(try Data(contentsOf: file) == before)
+    }
+
     @Test func aVerbDiscardsContentsTheNewestGenerationHoldsEvenWhenNoGenerationCanBeKept() throws {
         let dir = try TemporaryDirectory()
         let environment = ["XDG_CONFIG_HOME": dir.url.path]
