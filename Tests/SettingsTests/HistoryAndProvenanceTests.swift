@@ -250,4 +250,25 @@ struct HistoryAndProvenanceTests {
         #expect(try await Self.runTool(["write", url.path, "apiToken", "secret"]).status == 0)
         #expect(try PlistHistory.list(for: url.path).isEmpty)
     }
+
+    @Test func theToolsReplaceBesideALibraryWriterLosesNoAcknowledgedKey() async throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.file()
+        try PlistValue.dictionary(["seed": 0]).write(to: url)
+        try FileManager.default.createDirectory(at: dir.file(".settings.plist.meta"), withIntermediateDirectories: false,
+                                                attributes: [.posixPermissions: 0o700])  // a file the library manages
+        // Another process's store writes and flushes 150 keys, one save each, while the tool
+        // replaces 40 keys of its own in the same file.
+        let child = try Child(["writer", url.path, "lib", "150"])
+        var failed: [Int] = []
+        for i in 0..<40 where try await Self.runTool(["replace", "tool-\(i)", "-integer", String(i), url.path]).status != 0 {
+            failed.append(i)
+        }
+        #expect(await child.finished())
+        #expect(child.process.terminationStatus == 0)
+        #expect(failed.isEmpty)
+        let contents = try #require(try PlistValue(contentsOf: url).dictionaryValue)
+        let lost = (0..<150).map { "lib-\($0)" }.filter { contents[$0] == nil } + (0..<40).map { "tool-\($0)" }.filter { contents[$0] == nil }
+        #expect(lost.isEmpty, "lost \(lost.count) acknowledged keys: \(lost.prefix(20))")
+    }
 }
