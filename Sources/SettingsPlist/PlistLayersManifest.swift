@@ -1,7 +1,8 @@
 // `layers.plist`: what a running program laid over and under a plist file it keeps (the files
-// read below and above it, the keys it renamed, the environment prefix it reads), written by
-// the program into the file's companion directory so that another process (a command-line tool)
-// can see the same layers. Generic: it names files and keys, nothing more.
+// read below and above it, the keys it renamed, the environment prefix it reads, and how much
+// history of the file it keeps), written by the program into the file's companion directory so
+// that another process (a command-line tool) can see the same layers and keep the same history.
+// Generic: it names files, keys and limits, nothing more.
 
 /// The layers a program keeps around one plist file, as written to `layers.plist` in the file's
 /// companion directory (``PlistFile/companionDirectory(for:)``).

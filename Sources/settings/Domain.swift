@@ -53,7 +53,7 @@ struct Domain {
         let target = (try? PlistFile.target(of: file).path) ?? file
         var s = stat()
         let isApplication = PlistFile.name(of: target) == "settings.plist"
-            && canonical(PlistFile.directory(of: PlistFile.directory(of: target))) == canonical(configDirectory().isEmpty ? "/" : configDirectory())
+            && canonical(PlistFile.directory(of: PlistFile.directory(of: target))) == canonical(configDirectory())
         guard isApplication
             || lstat(PlistFile.lockPath(for: target), &s) == 0
             || lstat(PlistFile.companionDirectory(for: target), &s) == 0 else { return nil }
