@@ -341,16 +341,20 @@ enum FindCommand: Command {
         var found = false, failed = false
         for name in DomainsCommand.applicationDomains() {
             let contents: PlistDictionary
+            let marks: SecretMarks
             do {
-                contents = try Domain(name).contents()
+                let domain = try Domain(name)
+                contents = try domain.contents()
+                marks = SecretMarks.of(domain)
             } catch {
                 Console.error(error.message)
                 failed = true
                 continue
             }
-            // Searched and printed as `read` prints it: a secret's value is neither shown nor
-            // matched (finding "hunter2" would confirm the password), unless --show-secrets.
-            guard case .dictionary(let visible) = shown(PlistValue.dictionary(contents)) else { continue }
+            // Searched and printed as `read` prints it: a secret's value (by its name or the
+            // schema's x-secret) is neither shown nor matched (finding "hunter2" would confirm
+            // the password), unless --show-secrets.
+            guard case .dictionary(let visible) = marks.shown(PlistValue.dictionary(contents), at: [[]]) else { continue }
             var matches = PlistDictionary()
             for (key, value) in visible where name.lowercased().contains(word) || key.lowercased().contains(word) || value.contains(word) {
                 _ = matches.replaceValue(value, forKey: key)

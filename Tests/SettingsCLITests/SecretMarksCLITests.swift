@@ -57,6 +57,10 @@ struct SecretMarksCLITests {
             #expect(!out.output.contains("4711") && !out.output.contains("0451"), "\(arguments): \(out.output)")
         }
         #expect(try CLI.run(environment: environment, "read", "--show-secrets", "App", "pin").stdout == "4711\n")
+        // find neither matches nor prints them.
+        #expect(try CLI.run(environment: environment, "find", "4711").stdout.hasPrefix("No domain"))
+        let found = try CLI.run(environment: environment, "find", "pin")
+        #expect(found.stdout.contains("pin = \"<redacted>\""), "\(found.stdout)")
     }
 
     @Test func historyPurgeRemovesEveryGenerationAndTheSecretsInThem() throws {
