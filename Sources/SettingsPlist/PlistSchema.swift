@@ -181,16 +181,22 @@ public struct PlistSchema: Sendable, Equatable {
     /// - Parameter value: the document, usually a settings file's root dictionary.
     /// - Returns: the violations; empty when the value fits.
     public func violations(of value: PlistValue) -> [Violation] {
+        violations(of: value, showingSecrets: false)
+    }
+
+    /// ``violations(of:)``; with `showingSecrets`, secret values are described as they are, not
+    /// `<redacted>` (to tell two violations apart, never to print them).
+    package func violations(of value: PlistValue, showingSecrets: Bool) -> [Violation] {
         var found: [Violation] = []
         var pending: [(schema: PlistValue, value: PlistValue, path: String, secret: Bool)] = [(root, value, "", false)]
         while let (node, value, path, inheritedSecret) = pending.popLast() {
             guard case .dictionary(let schema) = node else {
-                if node == .bool(false) { found.append(Violation(keyPath: path, value: Self.shown(value, secret: inheritedSecret), rule: "the schema false")) }
+                if node == .bool(false) { found.append(Violation(keyPath: path, value: Self.shown(value, secret: inheritedSecret && !showingSecrets), rule: "the schema false")) }
                 continue
             }
             let secret = inheritedSecret || schema["x-secret"] == .bool(true)
             func fail(_ keyword: String) {
-                found.append(Violation(keyPath: path, value: Self.shown(value, secret: secret), rule: Self.rule(keyword, schema[keyword] ?? .bool(true))))
+                found.append(Violation(keyPath: path, value: Self.shown(value, secret: secret && !showingSecrets), rule: Self.rule(keyword, schema[keyword] ?? .bool(true))))
             }
             if let type = schema["type"] {
                 let names = (type.arrayValue ?? [type]).compactMap(\.stringValue)
@@ -218,7 +224,7 @@ public struct PlistSchema: Sendable, Equatable {
             case .dictionary(let dictionary):
                 let properties = schema["properties"]?.dictionaryValue ?? PlistDictionary()
                 for name in schema["required"]?.arrayValue?.compactMap(\.stringValue) ?? [] where dictionary[name] == nil {
-                    found.append(Violation(keyPath: path, value: Self.shown(value, secret: secret),
+                    found.append(Violation(keyPath: path, value: Self.shown(value, secret: secret && !showingSecrets),
                                            rule: Self.rule("required", schema["required"] ?? []) + " (no key '\(name)')"))
                 }
                 var children: [(PlistValue, PlistValue, String, Bool)] = []
@@ -229,7 +235,7 @@ public struct PlistSchema: Sendable, Equatable {
                         children.append((property, child, childPath, childSecret))
                     } else if let additional = schema["additionalProperties"] {
                         guard additional != .bool(false) else {
-                            found.append(Violation(keyPath: childPath, value: Self.shown(child, secret: childSecret),
+                            found.append(Violation(keyPath: childPath, value: Self.shown(child, secret: childSecret && !showingSecrets),
                                                    rule: "\"additionalProperties\": false (no key '\(key)' in \"properties\")"))
                             continue
                         }
