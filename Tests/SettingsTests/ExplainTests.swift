@@ -90,6 +90,20 @@ struct ExplainTests {
         #expect(FileManager.default.fileExists(atPath: dir.url.appending(path: ".settings.plist.meta/layers.plist").path))
     }
 
+    /// A program's first run: its folder under ~/.config does not exist yet when it registers its
+    /// defaults file. The manifest creates it, as a save does, and nothing is reported.
+    @Test func theManifestOfAFirstRunCreatesTheAppsFolder() async throws {
+        DiagnosticsRecorder.start()
+        let dir = try TemporaryDirectory()
+        try PlistValue.dictionary(["a": 1]).write(to: dir.file("Defaults.plist"))
+        let file = dir.url.appending(path: "FirstRunApp/settings.plist")
+        let store = SettingsStore.file(file, autosaveDelay: nil)
+        try store.registerDefaults(contentsOf: dir.file("Defaults.plist"))
+        store.executor.runAndWait { store.writeLayersManifest() }
+        #expect(DiagnosticsRecorder.diagnostics(containing: file.path).isEmpty)
+        #expect(try PlistLayersManifest.read(beside: file.path)?.defaultsFiles == [dir.file("Defaults.plist").path])
+    }
+
     @Test func anInMemoryOrUnregisteredStoreWritesNoManifest() async throws {
         let dir = try TemporaryDirectory()
         let store = SettingsStore.file(dir.file(), autosaveDelay: nil)

@@ -110,6 +110,9 @@ nonisolated extension SettingsStore {
         do {
             let target = try PlistFile.target(of: url.path).path
             guard (try? PlistLayersManifest.read(beside: target)) != manifest else { return }
+            // On a first run the app's folder does not exist yet: create it as a save does
+            // (otherwise registering a defaults file reported "cannot write layers.plist").
+            try SettingsFile.createDirectory(of: target)
             try manifest.write(beside: target)
         } catch {
             report(SettingsDiagnostic(.fileError, "\(url.path): cannot write \(PlistLayersManifest.fileName) beside it: \(error)"))
