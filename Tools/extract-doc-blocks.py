@@ -21,7 +21,8 @@ How a guide's blocks become Swift:
   Tests/DocBlocksTests/GettingStartedRunsTests.swift.
 
 A guide whose samples need an integration's dependencies (Docs/Configuration.md: swift-configuration,
-swift-log, swift-service-lifecycle) is written into that package's tests instead (ELSEWHERE), and
+swift-log, swift-service-lifecycle; Docs/Sync.md: postgres-nio, swift-crypto) is written into that
+package's tests instead (ELSEWHERE), and
 compiles there; the root package's DocBlocksAreCurrentTests checks it is current all the same. The
 guides in RUN also get a list of their samples, which Tests/DocBlocksTests/GuideSamplesRunTests.swift
 runs in order: each must end, and say the same on every run.
@@ -35,6 +36,7 @@ OUT = os.path.join(ROOT, "Tests", "DocBlocksTests")
 # Guides whose samples need another package's dependencies compile in that package's tests.
 ELSEWHERE = {
     "Docs/Configuration.md": os.path.join(ROOT, "Integrations", "SettingsConfiguration", "Tests", "SettingsConfigurationTests"),
+    "Docs/Sync.md": os.path.join(ROOT, "Integrations", "SettingsPostgres", "Tests", "SettingsPostgresTests"),
 }
 # Guides whose samples are also run, in order, by a test (Tests/DocBlocksTests/GuideSamplesRunTests.swift):
 # their generated file lists them as `samplesOf<Name>`.
@@ -52,6 +54,7 @@ GUIDES = [
     "Docs/PropertyLists.md",
     "Docs/HistoryAndProvenance.md",
     "Docs/Configuration.md",
+    "Docs/Sync.md",
 ]
 DECLARATION = re.compile(r"^(?:@\w+(?:\([^)]*\))?\s+)*(?:final\s+)?(struct|enum|class|actor|protocol|func|extension|import)\b")
 PRELUDE_OPEN = "<!-- doc-blocks: prelude"

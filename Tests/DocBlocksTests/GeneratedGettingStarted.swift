@@ -3,14 +3,14 @@
 import Foundation
 import Settings
 
-// Docs/GettingStarted.md:79
+// Docs/GettingStarted.md:82
 fileprivate struct AppSettings {
     @Setting("autoPlay", default: false) var autoPlay: Bool
     @Setting("Network/timeout", default: 30.0) var timeout: Double   // "Network/timeout": a namespace
     @Setting("Network/proxy") var proxy: String?                    // optional: nil when unset
     @Setting("accent", default: SettingsColor(hex: "#FF8800")!) var accent: SettingsColor
 }
-fileprivate func sample_GettingStarted_79() async throws {
+fileprivate func sample_GettingStarted_82() async throws {
 
 
     let settings = AppSettings()
