@@ -6,8 +6,8 @@ import Settings
 import SettingsPostgres
 import Logging
 
-// Docs/Sync.md:144
-fileprivate func sample_Sync_144() async throws {
+// Docs/Sync.md:145
+fileprivate func sample_Sync_145() async throws {
 
     // 32 random bytes, the same on every device of the user, never in the database.
     let keyFromTheKeychain = try Data(contentsOf: URL(filePath: "/run/secrets/settings-sync-key"))
@@ -20,8 +20,8 @@ fileprivate func sample_Sync_144() async throws {
     _ = sync
 }
 
-// Docs/Sync.md:191
-fileprivate func sample_Sync_191() async throws {
+// Docs/Sync.md:192
+fileprivate func sample_Sync_192() async throws {
 
     let sync = try SettingsSync.postgres(
         url: "postgres://ada@db.example.com/settings?sslmode=require",   // TLS unless loopback
@@ -41,8 +41,8 @@ fileprivate func sample_Sync_191() async throws {
     _ = sync
 }
 
-// Docs/Sync.md:233
-fileprivate func sample_Sync_233() async throws {
+// Docs/Sync.md:234
+fileprivate func sample_Sync_234() async throws {
 
     let store = SettingsStore.shared
     Task {                                    // for the life of the program
