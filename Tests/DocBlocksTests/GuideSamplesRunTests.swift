@@ -13,7 +13,9 @@ import Testing
 @Suite(.serialized)
 struct GuideSamplesRunTests {
     /// Runs `body` with this process's standard output going to a file, and returns what was
-    /// printed. Other tests may print meanwhile: check with `contains`, never for equality.
+    /// printed. Other tests (and the test runner's progress lines) may print meanwhile: check with
+    /// `contains`, never for equality. Everything captured is written to the real standard output
+    /// afterwards, so nothing printed meanwhile is lost, only delayed.
     static func capturingStandardOutput(_ body: () async throws -> Void) async throws -> String {
         let directory = try TemporaryDirectory()
         let path = directory.url.appending(path: "stdout").path
@@ -23,14 +25,21 @@ struct GuideSamplesRunTests {
         let saved = dup(1)
         dup2(file, 1)
         close(file)
-        defer {
+        func restore() -> String {
             fflush(nil)
             dup2(saved, 1)
             close(saved)
+            let printed = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
+            print(printed, terminator: "")
+            return printed
         }
-        try await body()
-        fflush(nil)
-        return try String(contentsOfFile: path, encoding: .utf8)
+        do {
+            try await body()
+        } catch {
+            _ = restore()
+            throw error
+        }
+        return restore()
     }
 
     @Test(.timeLimit(.minutes(1)))
