@@ -170,8 +170,8 @@ struct StoreLifetimeTests {
         #expect(await child.finished(limit: .seconds(60)))
         #expect(child.process.terminationReason == .uncaughtSignal)
         #expect(child.process.terminationStatus == SIGTERM)
-        let saved = try PlistValue(contentsOf: dir.file())["counter"]?.intValue ?? 0
-        #expect(saved >= acknowledged, "\(acknowledged) acknowledged, \(saved) saved")
+        let saved = (try? PlistValue(contentsOf: dir.file()))?["counter"]?.intValue ?? 0
+        #expect(saved >= acknowledged, "\(acknowledged) acknowledged, \(saved) saved; stderr: \(child.stderr)")
     }
 
     /// While the termination save waits, a second signal ends the process at once.
@@ -193,8 +193,8 @@ struct StoreLifetimeTests {
         }
         #expect(await child.finished(limit: .seconds(60)))
         #expect(child.process.terminationReason == .uncaughtSignal)
-        #expect(child.process.terminationStatus == SIGINT)
-        #expect(ContinuousClock.now - start < .seconds(20))
+        #expect(child.process.terminationStatus == SIGINT, "stderr: \(child.stderr)")
+        #expect(ContinuousClock.now - start < .seconds(20), "stderr: \(child.stderr)")
     }
 
     /// A signal the program inherited as ignored stays ignored (issue 28, item 14).
@@ -214,16 +214,21 @@ struct StoreLifetimeTests {
     }
 
     /// `exit()` from a signal handler that interrupted the allocator: the exit hook allocates
-    /// nothing (the save runs on the exit saver's thread), so the process ends and saves
-    /// (issue 28, item 13: the hook's allocation waited for ever on the allocator's lock).
-    @Test func exitFromASignalHandlerThatInterruptedTheAllocatorEndsAndSaves() async throws {
+    /// nothing (the save runs on the exit saver's thread), so the process ends, and saves when
+    /// that thread can (issue 28, item 13: the hook's allocation waited for ever on the allocator's lock).
+    @Test func exitFromASignalHandlerThatInterruptedTheAllocatorEnds() async throws {
         for _ in 0..<12 {
             let dir = try TemporaryDirectory()
             let child = try Child(["exit-in-malloc", dir.file().path])
             #expect(await child.finished(limit: .seconds(60)), "hung at exit")
             #expect(child.process.terminationReason == .exit)
             #expect(child.process.terminationStatus == 0)
-            #expect(try PlistValue(contentsOf: dir.file())["k"] == 1, "\(child.stderr)")
+            // Saved on the exit saver's thread, unless the interrupted thread holds a lock that
+            // thread needs too (the allocator's, the runtime's): then the hook gives up at its
+            // bound and says so. Either way the process ends.
+            let stderr = child.stderr
+            let saved = (try? PlistValue(contentsOf: dir.file()))?["k"] == 1
+            #expect(saved || stderr.contains("could not be saved in time"), "\(stderr)")
         }
     }
 

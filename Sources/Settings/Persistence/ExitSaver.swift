@@ -78,6 +78,7 @@ enum ExitSaver {
         while true {
             if wait(semaphores, nanoseconds: linger) {
                 guard phase.load(ordering: .acquiring) == exiting else { continue }
+                progress.add(1, ordering: .releasing)  // awake
                 PendingSaves.saveAll(within: nil, when: "at exit") { progress.add(1, ordering: .releasing) }
                 sem_post(semaphores + 1)
                 return

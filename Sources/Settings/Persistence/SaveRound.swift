@@ -46,6 +46,8 @@ final class SaveRound: Sendable {
     private let state: Mutex<State>
     /// How long each store's save may wait for another process's lock (`nil`: its own timeout).
     private let lockWait: Duration?
+    /// Told each time a store finishes (the exit saver's sign of progress for the exit hook).
+    private let onProgress: @Sendable () -> Void
     private let done = DispatchSemaphore(value: 0)
     /// How many stores finished so far.
     private let progress = Atomic<Int>(0)
@@ -56,8 +58,9 @@ final class SaveRound: Sendable {
 
     /// Starts saving `stores`, ``width`` files at a time, each file by one store on its own
     /// executor (inline for the calling thread's own).
-    init(_ stores: [SettingsStore], lockWait: Duration? = nil) {
+    init(_ stores: [SettingsStore], lockWait: Duration? = nil, onProgress: @escaping @Sendable () -> Void = {}) {
         self.lockWait = lockWait
+        self.onProgress = onProgress
         var files: [String: [SettingsStore]] = [:]
         var order: [String] = []
         for store in stores {
@@ -127,6 +130,7 @@ final class SaveRound: Sendable {
             return .some(s.waiter)
         }
         progress.add(1, ordering: .relaxed)
+        onProgress()
         guard let waiter else { return }
         done.signal()
         waiter?.resume()
