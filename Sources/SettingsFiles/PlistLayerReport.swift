@@ -1,3 +1,4 @@
+public import SettingsPlist
 /// Where one key's value comes from in a stack of plist layers: every layer's value for the key,
 /// top to bottom, which one wins, and why there is none. The text and JSON that a program's
 /// `explain` and the `settings explain` tool print, built in one place.

@@ -1,3 +1,4 @@
+public import SettingsPlist
 // `layers.plist`: what a running program laid over and under a plist file it keeps (the files
 // read below and above it, the keys it renamed, the environment prefix it reads, and how much
 // history of the file it keeps), written by the program into the file's companion directory so
