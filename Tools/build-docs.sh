@@ -4,6 +4,7 @@
 # `docc convert --warnings-as-errors` per module. The catalogs' articles are the guides in Docs/
 # (symbolic links: one source of truth); a guide no catalog links is an error.
 # Usage: Tools/build-docs.sh [output-directory]   (default .build/docs)
+# The archives are built for static hosting; see the README's Documentation section for viewing them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 OUT=${1:-.build/docs}
@@ -41,4 +42,9 @@ for module in Settings SettingsPlist; do
         --output-path "$OUT/$module.doccarchive" \
         --warnings-as-errors
     echo "$module: $OUT/$module.doccarchive"
+done
+lower() { echo "$1" | tr '[:upper:]' '[:lower:]'; }
+echo "To read them, serve an archive (file:// shows a blank page) and open the module's page, e.g.:"
+for module in Settings SettingsPlist; do
+    echo "  python3 -m http.server --directory $OUT/$module.doccarchive 8000   # http://localhost:8000/documentation/$(lower $module)"
 done

@@ -46,7 +46,7 @@ final class Child: @unchecked Sendable {
             process.arguments = arguments
         } else {
             process.executableURL = URL(filePath: "/bin/sh")
-            process.arguments = ["-c", "trap '' \(signals.joined(separator: " ")); exec \"$0\" \"$@\"", Fault.executable.path] + arguments
+            process.arguments = ["-c", "trap '' \(signals.joined(separator: " ")); SETTINGS_FAULT_KEEP_SIGNALS=1 exec \"$0\" \"$@\"", Fault.executable.path] + arguments
         }
         process.standardOutput = out
         process.standardError = err

@@ -110,6 +110,11 @@ case "thread-limit":
     exit(0)
 case "term-writer":
     guard args.count == 2 else { fail("usage: settings-fault term-writer FILE save|save30|default") }
+    // A program started the ordinary way: the test runner may itself run with SIGINT ignored
+    // (a shell's background job), which its children inherit. Kept only when a test asks for it.
+    if ProcessInfo.processInfo.environment["SETTINGS_FAULT_KEEP_SIGNALS"] == nil {
+        for number in [SIGTERM, SIGINT, SIGHUP] { signal(number, SIG_DFL) }
+    }
     if args[1] == "save" { SettingsStore.saveOnTermination() }
     if args[1] == "save30" { SettingsStore.saveOnTermination(timeout: .seconds(30)) }
     let store = SettingsStore.file(URL(filePath: args[0]), externalChanges: .ignored)
