@@ -36,7 +36,7 @@ let package = Package(
         .executableTarget(name: "settings", dependencies: ["SettingsPlist", "SettingsFiles"], swiftSettings: upcoming),  // the tool edits files itself, under the library's lock: it loads no Observation or Dispatch
         .executableTarget(
             name: "SettingsExample",
-            dependencies: ["Settings", "SettingsPlist"],
+            dependencies: ["Settings", "SettingsPlist", "SettingsFiles"],
             exclude: ["Defaults.plist", "Overrides.plist"],  // read from beside the source at run time
             swiftSettings: upcoming
         ),

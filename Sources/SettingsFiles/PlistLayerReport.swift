@@ -146,7 +146,7 @@ public struct PlistLayerReport: Hashable, Sendable, CustomStringConvertible {
         return .dictionary(dict)
     }
 
-    /// The report as JSON (``plist`` through ``PlistValue/typedJSON()``'s plain cousin): dates
+    /// The report as JSON (``plist`` through `PlistValue/typedJSON()`'s plain cousin): dates
     /// and data, which plain JSON cannot hold, are given as their property-list text.
     public var jsonText: String {
         (try? plist.jsonText()) ?? (try? Self.jsonSafe(plist).jsonText()) ?? "{}"

@@ -9,7 +9,7 @@ public import SettingsPlist
 /// checked without recursion, with messages that name the key path, the value and the rule.
 ///
 /// The schema is a JSON document read as a property list (objects as dictionaries, whole
-/// numbers as integers). A value is checked as its JSON form, the one ``PlistValue/jsonInstanceText()``
+/// numbers as integers). A value is checked as its JSON form, the one `PlistValue/jsonInstanceText()`
 /// writes: dictionaries are objects, arrays arrays, integers and reals numbers, Booleans
 /// Booleans, and dates and data are strings (ISO 8601 and base64).
 ///

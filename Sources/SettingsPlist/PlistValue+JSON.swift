@@ -70,7 +70,7 @@ enum PlainJSONWriter {
 }
 
 extension PlistValue {
-    /// The value as the JSON document a JSON Schema validator checks against a ``PlistSchema``:
+    /// The value as the JSON document a JSON Schema validator checks against a `PlistSchema` (SettingsFiles):
     /// plain JSON as ``jsonText()`` writes it, with dates as ISO 8601 strings
     /// (`"2026-01-31T09:30:00Z"`) and data as base64 strings, which have no plain JSON form.
     ///
