@@ -2,7 +2,6 @@
 // blocks-hash: 9b9482ae6450c4af
 import Foundation
 import Settings
-import SettingsFiles
 
 // The declarations the samples share (shown in the guide).
 fileprivate let store = SettingsStore.inMemory()
