@@ -55,6 +55,7 @@ GUIDES = [
     "Docs/HistoryAndProvenance.md",
     "Docs/Configuration.md",
     "Docs/Sync.md",
+    "Docs/Testing.md",
 ]
 DECLARATION = re.compile(r"^(?:@\w+(?:\([^)]*\))?\s+)*(?:final\s+)?(struct|enum|class|actor|protocol|func|extension|import)\b")
 PRELUDE_OPEN = "<!-- doc-blocks: prelude"

@@ -12,6 +12,7 @@ import Glibc
 import Darwin
 #endif
 import Settings
+import SettingsFiles
 
 enum Theme: String, Codable, Sendable, SettingsValue {   // stored as its raw value
     case system, light, dark

@@ -5,6 +5,7 @@ import Foundation
 #endif
 public import Settings
 import SettingsPlist
+import SettingsFiles
 
 /// Checks that a type of yours keeps what the library promises about stored values: a value,
 /// transformer or model round trips through XML and binary files, a model keeps keys it does

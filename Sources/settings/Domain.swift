@@ -6,6 +6,7 @@ import Musl
 import Darwin
 #endif
 import SettingsPlist
+import SettingsFiles
 
 /// A `DOMAIN` argument: a file, or an application name resolved as the Settings library resolves
 /// its shared store (`$XDG_CONFIG_HOME/<name>/settings.plist`, `~/.config` when unset).

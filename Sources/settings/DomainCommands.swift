@@ -6,6 +6,7 @@ import Musl
 import Darwin
 #endif
 import SettingsPlist
+import SettingsFiles
 
 /// `settings read DOMAIN [KEY]`, like `defaults read`.
 enum ReadCommand: Command {

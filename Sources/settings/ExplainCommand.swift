@@ -6,6 +6,7 @@ import Musl
 import Darwin
 #endif
 import SettingsPlist
+import SettingsFiles
 import Synchronization
 
 /// `settings explain DOMAIN KEY [--json]`: every layer's value for KEY, top to bottom, as the

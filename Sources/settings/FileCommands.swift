@@ -4,6 +4,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import SettingsPlist
+import SettingsFiles
 
 /// `settings print [-p | --xml | --json | --typed-json | --openstep] FILE`.
 enum PrintCommand: Command {

@@ -4,6 +4,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import SettingsPlist
+import SettingsFiles
 
 /// `settings history DOMAIN`: the saved versions of a domain's file.
 enum HistoryCommand: Command {

@@ -1,4 +1,5 @@
 import SettingsPlist
+import SettingsFiles
 
 /// A JSON Schema the tool checks settings files against (``PlistSchema``): one given with
 /// `lint --schema`, or the one an application wrote beside its settings file

@@ -1,4 +1,5 @@
 import SettingsPlist
+import SettingsFiles
 import Synchronization
 
 // `--show-secrets`: values under secret-looking keys (password, token, apiKey…: see

@@ -8,7 +8,7 @@ struct DocBlocksAreCurrentTests {
     static let guides = [
         "README.md", "Docs/GettingStarted.md", "Docs/Settings.md", "Docs/TypesAndTransformers.md", "Docs/Migrating.md",
         "Docs/DefaultsAndLayers.md", "Docs/ModelFiles.md", "Docs/Observing.md", "Docs/Persistence.md", "Docs/PropertyLists.md", "Docs/HistoryAndProvenance.md",
-        "Docs/Configuration.md", "Docs/Sync.md",
+        "Docs/Configuration.md", "Docs/Sync.md", "Docs/Testing.md",
     ]
     /// Guides whose samples compile in an integration package's tests (they need its dependencies).
     static let elsewhere = [

@@ -1,3 +1,4 @@
+import SettingsFiles
 import Foundation
 @testable import Settings
 import SettingsTestSupport

@@ -3,7 +3,8 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
-public import SettingsPlist
+import SettingsPlist
+public import SettingsFiles
 
 /// Where one key's value comes from: every layer's value, top to bottom, which one wins, the
 /// key's old names and why it has none. Its `description` is the human text (secrets redacted);

@@ -3,6 +3,7 @@ public import FoundationEssentials
 #else
 public import Foundation
 #endif
+public import SettingsPlist
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -32,7 +33,7 @@ public struct PlistGeneration: Hashable, Sendable {
     /// The file's contents as saved.
     ///
     /// - Returns: the dictionary.
-    /// - Throws: ``PlistError`` when the kept bytes do not parse, ``PlistFile/Failure`` when the
+    /// - Throws: `PlistError` when the kept bytes do not parse, ``PlistFile/Failure`` when the
     ///   root is not a dictionary.
     public func contents() throws -> PlistDictionary {
         guard case .dictionary(let dictionary) = try PlistValue(decoding: bytes) else {

@@ -1,3 +1,4 @@
+public import SettingsPlist
 // `layers.plist`: what a running program laid over and under a plist file it keeps (the files
 // read below and above it, the keys it renamed, the environment prefix it reads, and how much
 // history of the file it keeps), written by the program into the file's companion directory so
@@ -81,7 +82,7 @@ public struct PlistLayersManifest: Hashable, Sendable {
     /// Reads a manifest from its plist form; entries of the wrong type are refused.
     ///
     /// - Parameter plist: the file's root value.
-    /// - Throws: ``PlistError`` (`.typeMismatch`) naming the entry that is not what it should be.
+    /// - Throws: `PlistError` (`.typeMismatch`) naming the entry that is not what it should be.
     public init(plist: PlistValue) throws(PlistError) {
         guard case .dictionary(let dict) = plist else { throw Self.malformed("the root is not a dictionary") }
         defaultsFiles = try Self.strings(dict["defaultsFiles"], "defaultsFiles")
@@ -121,7 +122,7 @@ public struct PlistLayersManifest: Hashable, Sendable {
     /// - Parameter target: the plist file, after the link rule (``PlistFile/target(of:)``).
     /// - Returns: the manifest, or `nil` when there is none.
     /// - Throws: ``PlistFile/Failure`` for an unsafe companion directory or an unreadable file;
-    ///   ``PlistError`` for one that does not parse or is malformed.
+    ///   `PlistError` for one that does not parse or is malformed.
     public static func read(beside target: String) throws -> PlistLayersManifest? {
         guard let directory = try PlistFile.existingCompanionDirectory(for: target),
               let contents = try PlistFile.read(directory + "/" + fileName, limit: sizeLimit, followingLinks: false) else { return nil }
@@ -132,7 +133,7 @@ public struct PlistLayersManifest: Hashable, Sendable {
     /// the companion directory when needed.
     ///
     /// - Parameter target: the plist file, after the link rule.
-    /// - Throws: ``PlistFile/Failure`` or ``PlistError``.
+    /// - Throws: ``PlistFile/Failure`` or `PlistError`.
     public func write(beside target: String) throws {
         let directory = try PlistFile.makeCompanionDirectory(for: target)
         _ = try PlistFile.replace(directory + "/" + Self.fileName, with: plist.encodedBytes(as: .xml), permissions: 0o600)

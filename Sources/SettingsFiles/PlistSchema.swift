@@ -3,12 +3,13 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+public import SettingsPlist
 
 /// A JSON Schema (draft 2020-12) over property-list values: the subset a settings file needs,
 /// checked without recursion, with messages that name the key path, the value and the rule.
 ///
 /// The schema is a JSON document read as a property list (objects as dictionaries, whole
-/// numbers as integers). A value is checked as its JSON form, the one ``PlistValue/jsonInstanceText()``
+/// numbers as integers). A value is checked as its JSON form, the one `PlistValue/jsonInstanceText()`
 /// writes: dictionaries are objects, arrays arrays, integers and reals numbers, Booleans
 /// Booleans, and dates and data are strings (ISO 8601 and base64).
 ///
@@ -340,24 +341,5 @@ public struct PlistSchema: Sendable, Equatable {
             text = describe(value)
         }
         return "\"\(keyword)\": \(text)"
-    }
-}
-
-extension PlistValue {
-    /// The value as the JSON document a JSON Schema validator checks against a ``PlistSchema``:
-    /// plain JSON as ``jsonText()`` writes it, with dates as ISO 8601 strings
-    /// (`"2026-01-31T09:30:00Z"`) and data as base64 strings, which have no plain JSON form.
-    ///
-    /// ```swift
-    /// let value: PlistValue = ["seen": .date(Date(timeIntervalSinceReferenceDate: 0))]
-    /// try value.jsonInstanceText()   // {\n  "seen": "2001-01-01T00:00:00Z"\n}
-    /// ```
-    ///
-    /// - Throws: ``PlistError/Code/unencodable`` for a UID or a real that is not finite, with its
-    ///   key path in ``PlistError/codingPath``.
-    public func jsonInstanceText() throws(PlistError) -> String {
-        var out: [UInt8] = []
-        try PlainJSONWriter.write(self, path: "", indent: 0, datesAndDataAsText: true, into: &out)
-        return String(decoding: out, as: UTF8.self)
     }
 }

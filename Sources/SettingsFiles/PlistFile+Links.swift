@@ -1,3 +1,4 @@
+public import SettingsPlist
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
