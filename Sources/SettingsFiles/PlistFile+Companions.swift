@@ -1,4 +1,4 @@
-public import SettingsPlist
+import SettingsPlist
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)

@@ -1,4 +1,4 @@
-public import SettingsPlist
+package import SettingsPlist
 // The secret-name rule and the redaction of property-list values, shared by the `Settings`
 // library (`SettingsSecrets`, errors, diagnostics) and the `settings` tool (`--show-secrets`).
 
