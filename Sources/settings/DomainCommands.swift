@@ -184,13 +184,16 @@ enum WriteCommand: Command {
         }
     }
 
-    /// An untyped VALUE: a bare number or Boolean is typed (unless the key holds a string); text
-    /// that opens a plist literal must parse as one; anything else is text as it is.
+    /// An untyped VALUE: a bare number or Boolean is typed (unless the key holds a string, or the
+    /// number would not print back as typed: `01234`, `+15551234` and `1.0` stay the text the
+    /// user typed, as `defaults` keeps every bare value); text that opens a plist literal must
+    /// parse as one; anything else is text as it is.
     static func untypedValue(_ text: String, existing: PlistValue?, wantsText: Bool, domain: Domain, key: KeyPath) throws(CLIError) -> PlistValue {
         if let scalar = PlistValue.inferredScalar(text) {
             if case .string? = existing { return .string(text) }
             if wantsText { return .string(text) }
-            return scalar
+            if case .bool = scalar { return scalar }
+            return scalar.literalText == text ? scalar : .string(text)
         }
         guard let first = text.first(where: { !$0.isWhitespace }), "{(<\"'".contains(first) else { return .string(text) }
         do {
