@@ -22,7 +22,8 @@ enum PrintCommand: Command {
           --typed-json   as canonical typed JSON: {"dict": [["key", {"int": 1}], ...]}
           --openstep     as OpenStep text, as `read` prints a domain
           --show-secrets values under secret-named keys (password, token, apiKey...) as they
-                         are, not <redacted>
+                         are, not <redacted> (XML and JSON output that redacted a value says so
+                         on standard error)
         Exits 1 with a one-line error naming the file and position when FILE is malformed.
         """
 
@@ -44,7 +45,12 @@ enum PrintCommand: Command {
             }
         }
         guard files.count == 1, let file = files.first else { throw .usage("print: expected one FILE") }
-        let value = shown(try Input(file: file).value)  // secrets redacted unless --show-secrets
+        let original = try Input(file: file).value
+        let value = shown(original)  // secrets redacted unless --show-secrets
+        if value != original, style == .xml || style == .json || style == .typedJSON {
+            // A machine format is a copy someone may keep: never silently one with holes in it.
+            Console.error("\(file): values under secret-named keys are printed as \(PlistSecrets.redactedText): this output is not a copy of the file (--show-secrets prints them)")
+        }
         switch style {
         case .human: Console.print(Render.human(value))
         case .typedJSON: Console.print(value.typedJSON())

@@ -72,7 +72,7 @@ final class SaveRound: Sendable {
         for path in order {
             guard let group = files[path] else { continue }
             if !path.isEmpty, group.count > 1, let target = group.first(where: { $0.loaded.load(ordering: .acquiring) }) {
-                Self.gather(group.filter { $0 !== target }[...], into: target)
+                Self.gather(group.filter { $0 !== target }[...], into: target, onProgress: onProgress)
                 lanes.append([target])
             } else {
                 lanes.append(group[...])
@@ -88,8 +88,9 @@ final class SaveRound: Sendable {
     /// save writes them all; the others are left clean. Their user layers keep their values;
     /// `store` announces the values it takes on as `.externalFile` changes, as it would have
     /// after the others' own saves. `store` must be loaded (it tracks its changes).
-    private static func gather(_ others: ArraySlice<SettingsStore>, into store: SettingsStore) {
-        for other in others {
+    private static func gather(_ others: ArraySlice<SettingsStore>, into store: SettingsStore, onProgress: () -> Void) {
+        for (i, other) in others.enumerated() {
+            if i % 64 == 0 { onProgress() }  // gathering thousands of stores is progress too
             let writes = other.values.storage.locked { s -> [(key: SettingsKey, value: PlistValue?)] in
                 var seen = Set<SettingsKey>()
                 return s.takeDirty().filter { seen.insert($0).inserted }.map { ($0, s[.user].value(at: $0.components)) }
