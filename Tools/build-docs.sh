@@ -4,6 +4,7 @@
 # `docc convert --warnings-as-errors` per module. The catalogs' articles are the guides in Docs/
 # (symbolic links: one source of truth); a guide no catalog links is an error.
 # Usage: Tools/build-docs.sh [output-directory]   (default .build/docs)
+# The archives are built for static hosting; see the README's Documentation section for viewing them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 OUT=${1:-.build/docs}
@@ -23,11 +24,11 @@ for link in Sources/*/*.docc/*.md; do
 done
 [ $status -eq 0 ] || exit $status
 
-swift build --target Settings   # builds SettingsPlist too
+swift build --target Settings   # builds SettingsPlist and SettingsFiles too
 BIN="$(swift build --show-bin-path)"
 TRIPLE="$(swift -print-target-info | python3 -c 'import json, sys; print(json.load(sys.stdin)["target"]["triple"])')"
 mkdir -p "$OUT"
-for module in Settings SettingsPlist; do
+for module in Settings SettingsPlist SettingsFiles; do
     dir="$OUT/graphs/$module"
     rm -rf "$dir" "$OUT/$module.doccarchive"
     mkdir -p "$dir"
@@ -41,4 +42,9 @@ for module in Settings SettingsPlist; do
         --output-path "$OUT/$module.doccarchive" \
         --warnings-as-errors
     echo "$module: $OUT/$module.doccarchive"
+done
+lower() { echo "$1" | tr '[:upper:]' '[:lower:]'; }
+echo "To read them, serve an archive (file:// shows a blank page) and open the module's page, e.g.:"
+for module in Settings SettingsPlist SettingsFiles; do
+    echo "  python3 -m http.server --directory $OUT/$module.doccarchive 8000   # http://localhost:8000/documentation/$(lower $module)"
 done

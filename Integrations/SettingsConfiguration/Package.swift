@@ -68,6 +68,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "InMemoryLogging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),  // Docs/Configuration.md's samples (GeneratedConfiguration.swift)
             ],
             swiftSettings: upcoming
         ),

@@ -30,6 +30,7 @@ let package = Package(
             dependencies: [
                 .product(name: "Settings", package: "Settings"),
                 .product(name: "SettingsPlist", package: "Settings"),
+                .product(name: "SettingsFiles", package: "Settings"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -52,6 +53,7 @@ let package = Package(
                 "SettingsPostgres",
                 .product(name: "Settings", package: "Settings"),
                 .product(name: "SettingsPlist", package: "Settings"),
+                .product(name: "SettingsFiles", package: "Settings"),
             ],
             swiftSettings: upcoming
         ),
@@ -69,6 +71,7 @@ let package = Package(
                 "SettingsPostgres",
                 .product(name: "Settings", package: "Settings"),
                 .product(name: "SettingsPlist", package: "Settings"),
+                .product(name: "SettingsFiles", package: "Settings"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),

@@ -1,6 +1,6 @@
 // SettingsExample: the first program to run. It keeps its settings where a real program would
 // ($XDG_CONFIG_HOME/SettingsExample/settings.plist), so a second run shows what the first one
-// saved. `--reset` removes its files and starts over.
+// saved. `--reset` removes its files (and their history) and starts over.
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -12,6 +12,7 @@ import Glibc
 import Darwin
 #endif
 import Settings
+import SettingsFiles
 
 enum Theme: String, Codable, Sendable, SettingsValue {   // stored as its raw value
     case system, light, dark
@@ -88,7 +89,10 @@ func run(arguments: [String]) async throws {
     let profileFile = directory.appending(path: "profile.plist")
 
     if arguments.contains("--reset") {
-        for url in [file, profileFile] where FileManager.default.fileExists(atPath: url.path) {
+        // The files and their companion folders (`.settings.plist.meta`: history, provenance,
+        // schema), so that the history starts again at version 1.
+        let companions = [file, profileFile].map { URL(filePath: PlistFile.companionDirectory(for: $0.path)) }
+        for url in [file, profileFile] + companions where FileManager.default.fileExists(atPath: url.path) {
             try FileManager.default.removeItem(at: url)
             print("--reset: removed \(url.path)")
         }

@@ -1,6 +1,6 @@
 /// Calendar arithmetic for plist dates: seconds since 2001-01-01T00:00:00Z in the proleptic
 /// Gregorian calendar, UTC. Pure integer code: no `Calendar`, no locale, no time zone database.
-enum PlistDate {
+package enum PlistDate {
     /// Days from 1970-01-01 to 2001-01-01.
     static let referenceDay: Int64 = 11_323
 
@@ -74,7 +74,7 @@ enum PlistDate {
     /// The date as people read it: its ISO-8601 text when it has one (see
     /// ``isoText(_:fraction:)``), else `nan`, `inf`, `-inf` or `1e+300 seconds since
     /// 2001-01-01T00:00:00Z`. Never a made-up year: for descriptions and error messages.
-    static func iso8601(_ t: Double, fraction: Bool) -> String {
+    package static func iso8601(_ t: Double, fraction: Bool) -> String {
         isoText(t, fraction: fraction) ?? nonISOText(t)
     }
 

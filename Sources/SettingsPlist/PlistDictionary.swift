@@ -156,7 +156,7 @@ public struct PlistDictionary: Sendable {
     }
 
     /// Appends an entry without checking for an existing key. The caller knows `key` is new.
-    @usableFromInline mutating func append(_ key: consuming String, _ value: consuming PlistValue) {
+    @usableFromInline package mutating func append(_ key: consuming String, _ value: consuming PlistValue) {
         // Consuming parameters: a reader's freshly decoded values move in without a retain.
         if index != nil { index![CodePointKey(copy key)] = keys.count }
         keys.append(key)

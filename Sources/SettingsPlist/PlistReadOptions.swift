@@ -5,7 +5,7 @@ public struct PlistReadOptions: Sendable, Hashable {
     public var maximumDepth: Int
     /// Data objects of a binary plist longer than this are read as empty, without touching their
     /// bytes (`nil`: all are read). For listings that need only a file's small values, read from
-    /// a mapped file (``PlistHistory``'s list of generations).
+    /// a mapped file (`PlistHistory`'s list of generations, in SettingsFiles).
     package var skippingDataLongerThan: Int?
 
     /// Creates reading options.

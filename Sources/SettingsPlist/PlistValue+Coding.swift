@@ -66,7 +66,7 @@ extension PlistValue {
         }
     }
 
-    static func decode(_ buffer: UnsafeBufferPointer<UInt8>, options: PlistReadOptions) throws(PlistError) -> PlistValue {
+    package static func decode(_ buffer: UnsafeBufferPointer<UInt8>, options: PlistReadOptions) throws(PlistError) -> PlistValue {
         switch PlistFormat.detect(buffer) {
         case .binary: try BinaryPlistReader.read(buffer, options: options)
         case .xml: try XMLPlistReader.read(buffer, options: options)

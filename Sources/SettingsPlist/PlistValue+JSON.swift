@@ -68,3 +68,22 @@ enum PlainJSONWriter {
         }
     }
 }
+
+extension PlistValue {
+    /// The value as the JSON document a JSON Schema validator checks against a `PlistSchema` (SettingsFiles):
+    /// plain JSON as ``jsonText()`` writes it, with dates as ISO 8601 strings
+    /// (`"2026-01-31T09:30:00Z"`) and data as base64 strings, which have no plain JSON form.
+    ///
+    /// ```swift
+    /// let value: PlistValue = ["seen": .date(Date(timeIntervalSinceReferenceDate: 0))]
+    /// try value.jsonInstanceText()   // {\n  "seen": "2001-01-01T00:00:00Z"\n}
+    /// ```
+    ///
+    /// - Throws: ``PlistError/Code/unencodable`` for a UID or a real that is not finite, with its
+    ///   key path in ``PlistError/codingPath``.
+    public func jsonInstanceText() throws(PlistError) -> String {
+        var out: [UInt8] = []
+        try PlainJSONWriter.write(self, path: "", indent: 0, datesAndDataAsText: true, into: &out)
+        return String(decoding: out, as: UTF8.self)
+    }
+}

@@ -5,7 +5,7 @@ import Foundation
 #endif
 
 /// Writes typed JSON.
-enum TypedJSONWriter {
+package enum TypedJSONWriter {
     static func write(_ value: PlistValue, into out: inout [UInt8]) {
         switch value {
         case .string(let s): wrap("string", into: &out) { appendString(s, into: &$0) }
@@ -68,7 +68,7 @@ enum TypedJSONWriter {
     }
 
     /// A JSON string literal: quotes, backslashes and control characters escaped, the rest raw UTF-8.
-    static func appendString(_ s: String, into out: inout [UInt8]) {
+    package static func appendString(_ s: String, into out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
         for byte in s.utf8 {
             switch byte {

@@ -48,8 +48,10 @@ enum Console {
         write(Array((text + "\n").utf8), to: stream)
     }
 
+    /// One message line on standard error, `settings: ` first, its control characters escaped
+    /// (it quotes key and file names, which may hold any character).
     static func error(_ text: String) {
-        print("settings: " + text, to: .error)
+        print("settings: " + text.escapingControlCharacters, to: .error)
     }
 
     /// All of standard input.

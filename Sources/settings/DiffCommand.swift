@@ -64,6 +64,6 @@ enum DiffCommand: Command {
     }
 
     private static func label(_ path: [String]) -> String {
-        path.isEmpty ? "(root)" : KeyPath(components: path).path
+        path.isEmpty ? "(root)" : KeyPath(components: path).path.escapingControlCharacters
     }
 }

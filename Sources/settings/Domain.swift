@@ -6,6 +6,7 @@ import Musl
 import Darwin
 #endif
 import SettingsPlist
+import SettingsFiles
 
 /// A `DOMAIN` argument: a file, or an application name resolved as the Settings library resolves
 /// its shared store (`$XDG_CONFIG_HOME/<name>/settings.plist`, `~/.config` when unset).
@@ -32,6 +33,39 @@ struct Domain {
             path = Self.configDirectory() + "/" + argument + "/settings.plist"
             isApplication = true
         }
+    }
+
+    /// A domain named by its file (`path`), for the `plutil`-style verbs.
+    private init(managedFile path: String, isApplication: Bool) {
+        argument = path
+        self.path = path
+        self.isApplication = isApplication
+    }
+
+    /// The domain whose file `file` is, when the Settings library manages it: an application's
+    /// settings file (`$XDG_CONFIG_HOME/NAME/settings.plist`), or any file with the library's
+    /// lock file or companion directory beside it. The `plutil`-style verbs change such a file
+    /// only through ``edit(creating:origin:format:_:)``: locked, checked, kept in history.
+    ///
+    /// - Parameter file: a FILE argument (`-` is standard input or output: never a domain).
+    /// - Returns: the domain, or `nil` for a file the library does not manage.
+    static func managing(file: String) -> Domain? {
+        guard file != "-", !file.isEmpty else { return nil }
+        let target = (try? PlistFile.target(of: file).path) ?? file
+        var s = stat()
+        let isApplication = PlistFile.name(of: target) == "settings.plist"
+            && canonical(PlistFile.directory(of: PlistFile.directory(of: target))) == canonical(configDirectory())
+        guard isApplication
+            || lstat(PlistFile.lockPath(for: target), &s) == 0
+            || lstat(PlistFile.companionDirectory(for: target), &s) == 0 else { return nil }
+        return Domain(managedFile: file, isApplication: isApplication)
+    }
+
+    /// `path` with links and `.`/`..` resolved, when it exists.
+    private static func canonical(_ path: String) -> String {
+        guard let resolved = realpath(path, nil) else { return path }
+        defer { free(resolved) }
+        return String(cString: resolved)
     }
 
     /// Refuses a `DOMAIN` with a `/` that cannot name a file: one ending in `/`, `.` or `..`.
@@ -120,13 +154,17 @@ struct Domain {
     ///
     /// A file that cannot be read or does not parse is refused with one line naming it (and the
     /// line and column): it is left exactly where and as it is. Nothing is written when `body`
-    /// changes nothing.
+    /// changes nothing (and `format` does not change the file's format). A change that would
+    /// discard contents no generation holds is refused when that generation cannot be kept
+    /// (``keepHistory(target:original:result:bytes:origin:companion:limits:)``).
     ///
     /// - Parameters:
     ///   - creating: whether a missing file is created (`write`, `import`); otherwise a missing
     ///     domain is an error.
     ///   - origin: what the file's history and provenance record as the writer (HistoryCommands.swift).
-    func edit(creating: Bool, origin: PlistProvenance.Origin = .tool, _ body: (inout PlistDictionary) throws(CLIError) -> Void) throws(CLIError) {
+    ///   - format: the format to write (`create`, `convert`); `nil` keeps the file's own.
+    func edit(creating: Bool, origin: PlistProvenance.Origin = .tool, format: PlistFormat? = nil,
+              _ body: (inout PlistDictionary) throws(CLIError) -> Void) throws(CLIError) {
         // The file a link leads to is edited only when the link rule allows it (the link is
         // the user's own), and the file is refused unless it is a property list: a planted
         // link never makes the tool replace a file that is not one.
@@ -134,14 +172,19 @@ struct Domain {
         // Refuse a malformed or unreadable file before anything else touches the directory.
         let before = try existingContents(at: target)
         if before == nil && !creating { throw missing }
+        // The companion directory (history, schema, the program's manifest): another user's is
+        // ignored, with one warning, and never stops the user's own edit.
+        let companion = Companion(beside: target, path: path)
         // The schema the application wrote beside the file, if any: a change must fit it.
-        let schema = try SchemaFile.beside(target)
+        let schema = companion.isUsable ? try SchemaFile.beside(target) : nil
+        let manifest = companion.isUsable ? try? PlistLayersManifest.read(beside: target) : nil
         if before == nil { try Files.createDirectories(for: target) }
         let lock = try Files.lock(for: target, path: path, isApplication: isApplication)
         defer { Files.unlock(lock, isApplication: isApplication) }
         // Read again under the lock: another writer may have changed it meanwhile.
         var syntax = InputSyntax.xml
         var dictionary = PlistDictionary()
+        var existed = false
         if case .missing = try Files.status(target) {
             guard creating else { throw missing }
         } else {
@@ -151,16 +194,19 @@ struct Domain {
             }
             syntax = input.syntax
             dictionary = try Self.dictionary(input.value, path: path)
+            existed = true
         }
         let original = dictionary
         try body(&dictionary)
-        guard dictionary != original || before == nil else { return }
-        try schema?.checkChange(from: original, to: dictionary, file: path)
+        let wanted: PlistFormat = format ?? (syntax == .binary ? .binary : .xml)
+        let reformats = existed && wanted != (syntax == .binary ? .binary : .xml)
+        guard dictionary != original || !existed || reformats else { return }
+        try schema?.checkChange(from: original, to: dictionary, file: path, renames: manifest?.renames ?? [])
         var bytes: [UInt8]
         do {
-            bytes = try PlistValue.dictionary(dictionary).encodedBytes(as: syntax == .binary ? .binary : .xml)
+            bytes = try PlistValue.dictionary(dictionary).encodedBytes(as: wanted)
         } catch {
-            guard syntax == .xml else { throw .failure(error.inFile(path).description) }
+            guard wanted == .xml else { throw .failure(error.inFile(path).description) }
             do {
                 bytes = try PlistValue.dictionary(dictionary).encodedBytes(as: .binary)
                 Console.error("\(path): saved as a binary property list, because XML cannot carry a value in it (\(error.message))")
@@ -168,8 +214,36 @@ struct Domain {
                 throw .failure(error.inFile(path).description)
             }
         }
-        keepHistory(target: target, original: before == nil ? nil : original, result: dictionary, bytes: bytes, origin: origin)
+        try keepHistory(target: target, original: existed ? original : nil, result: dictionary, bytes: bytes, origin: origin,
+                        companion: companion, limits: manifest?.historyLimits ?? PlistHistory.Limits())
         try Files.replace(target, with: bytes, new: .ownerOnly)
+    }
+
+    /// The companion directory (``PlistFile/companionDirectory(for:)``) beside a domain's file,
+    /// as an edit may use it.
+    enum Companion {
+        /// There is none yet.
+        case missing
+        /// It exists and is this user's own, closed to others.
+        case usable
+        /// It exists but is not safe to use (another user's, a link, open to others): it is
+        /// ignored for this edit (no history, schema or manifest read or written there).
+        case foreign
+
+        /// Looks at the companion directory of `target`; a foreign one is reported once on
+        /// standard error, saying what is done without it (`without`).
+        init(beside target: String, path: String, without: String = "this edit keeps no history there and uses no schema from it") {
+            do {
+                self = try PlistFile.existingCompanionDirectory(for: target) == nil ? .missing : .usable
+            } catch {
+                Console.error("warning: \(path): \(error.operation); ignored: \(without)")
+                self = .foreign
+            }
+        }
+
+        var isUsable: Bool {
+            if case .usable = self { true } else { false }
+        }
     }
 }
 

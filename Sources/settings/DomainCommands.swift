@@ -6,6 +6,7 @@ import Musl
 import Darwin
 #endif
 import SettingsPlist
+import SettingsFiles
 
 /// `settings read DOMAIN [KEY]`, like `defaults read`.
 enum ReadCommand: Command {
@@ -30,18 +31,20 @@ enum ReadCommand: Command {
         guard (1...2).contains(positional.count) else { throw .usage("read: expected DOMAIN [KEY]") }
         let domain = try Domain(positional[0])
         let contents = try domain.contents()
+        let marks = SecretMarks.of(domain)
         guard positional.count == 2 else {
-            Console.print(shown(PlistValue.dictionary(contents)).literalText)
+            Console.print(marks.shown(PlistValue.dictionary(contents), at: [[]]).literalText)
             return
         }
         let key = try KeyPath(positional[1])
         guard let value = contents.value(at: key) else {
-            // A renamed key (the program's layers.plist names it): its value, and a note saying so.
+            // A renamed key (the program's layers.plist names it): its value, and a note saying
+            // so; secret when either name is.
             guard let renamed = LayersManifest.renamedValue(of: key, in: contents, domain: domain) else { throw domain.noValue(key, in: contents) }
             Console.error(renamed.note)
-            return Console.print(shown(renamed.value, under: key.components).displayText)
+            return Console.print(marks.shown(renamed.value, at: [key.components, renamed.key.components]).displayText)
         }
-        Console.print(shown(value, under: key.components).displayText)
+        Console.print(marks.shown(value, at: [key.components]).displayText)
     }
 }
 
@@ -130,9 +133,13 @@ enum WriteCommand: Command {
             }
             throw .usage("write: expected one VALUE (quote it, or use -array / -dict)")
         }
-        // A bare number or YES/NO is kept as text where the application's schema wants text.
-        let schemaWantsText = try SchemaFile.beside(Files.target(of: domain.path).path)?.schema
-            .subschema(at: key.components)?["type"] == "string"
+        // A bare number or YES/NO is kept as text where the application's schema wants text (for
+        // an old name, the schema of the key it became). A companion directory that cannot be
+        // used is reported by the edit.
+        let target = try Files.target(of: domain.path).path
+        let current = ((try? PlistLayersManifest.read(beside: target)) ?? nil)?.currentName(of: key.path).flatMap { try? KeyPath($0) }
+        let schemaWantsText = ((try? SchemaFile.beside(target)) ?? nil)?.schema
+            .subschema(at: (current ?? key).components)?["type"] == "string"
         try domain.edit(creating: true) { contents throws(CLIError) in
             let existing = contents.value(at: key)
             let value: PlistValue
@@ -177,13 +184,16 @@ enum WriteCommand: Command {
         }
     }
 
-    /// An untyped VALUE: a bare number or Boolean is typed (unless the key holds a string); text
-    /// that opens a plist literal must parse as one; anything else is text as it is.
+    /// An untyped VALUE: a bare number or Boolean is typed (unless the key holds a string, or the
+    /// number would not print back as typed: `01234`, `+15551234` and `1.0` stay the text the
+    /// user typed, as `defaults` keeps every bare value); text that opens a plist literal must
+    /// parse as one; anything else is text as it is.
     static func untypedValue(_ text: String, existing: PlistValue?, wantsText: Bool, domain: Domain, key: KeyPath) throws(CLIError) -> PlistValue {
         if let scalar = PlistValue.inferredScalar(text) {
             if case .string? = existing { return .string(text) }
             if wantsText { return .string(text) }
-            return scalar
+            if case .bool = scalar { return scalar }
+            return scalar.literalText == text ? scalar : .string(text)
         }
         guard let first = text.first(where: { !$0.isWhitespace }), "{(<\"'".contains(first) else { return .string(text) }
         do {
@@ -280,7 +290,7 @@ enum KeysCommand: Command {
     static func run(_ arguments: [String]) throws(CLIError) {
         let positional = try plainArguments(arguments, command: name)
         guard positional.count == 1 else { throw .usage("keys: expected DOMAIN") }
-        for (key, _) in try Domain(positional[0]).contents().leafPaths() { Console.print(key.path) }
+        for (key, _) in try Domain(positional[0]).contents().leafPaths() { Console.print(key.path.escapingControlCharacters) }
     }
 }
 
@@ -297,7 +307,7 @@ enum DomainsCommand: Command {
 
     static func run(_ arguments: [String]) throws(CLIError) {
         guard try plainArguments(arguments, command: name).isEmpty else { throw .usage("domains: takes no arguments") }
-        Console.print(applicationDomains().joined(separator: ", "))
+        Console.print(applicationDomains().map(\.escapingControlCharacters).joined(separator: ", "))
     }
 
     /// The names, sorted.
@@ -335,23 +345,27 @@ enum FindCommand: Command {
         var found = false, failed = false
         for name in DomainsCommand.applicationDomains() {
             let contents: PlistDictionary
+            let marks: SecretMarks
             do {
-                contents = try Domain(name).contents()
+                let domain = try Domain(name)
+                contents = try domain.contents()
+                marks = SecretMarks.of(domain)
             } catch {
                 Console.error(error.message)
                 failed = true
                 continue
             }
-            // Searched and printed as `read` prints it: a secret's value is neither shown nor
-            // matched (finding "hunter2" would confirm the password), unless --show-secrets.
-            guard case .dictionary(let visible) = shown(PlistValue.dictionary(contents)) else { continue }
+            // Searched and printed as `read` prints it: a secret's value (by its name or the
+            // schema's x-secret) is neither shown nor matched (finding "hunter2" would confirm
+            // the password), unless --show-secrets.
+            guard case .dictionary(let visible) = marks.shown(PlistValue.dictionary(contents), at: [[]]) else { continue }
             var matches = PlistDictionary()
             for (key, value) in visible where name.lowercased().contains(word) || key.lowercased().contains(word) || value.contains(word) {
                 _ = matches.replaceValue(value, forKey: key)
             }
             guard !matches.isEmpty else { continue }
             found = true
-            Console.print("Found \(matches.count) keys in domain '\(name)': " + PlistValue.dictionary(matches).literalText)
+            Console.print("Found \(matches.count) keys in domain '\(name.escapingControlCharacters)': " + PlistValue.dictionary(matches).literalText)
         }
         if !found { Console.print("No domain, key, nor value containing '\(positional[0])'") }
         if failed { throw .silentFailure }
@@ -439,6 +453,15 @@ struct Output {
     func write(_ bytes: [UInt8]) throws(CLIError) {
         if path == "-" {
             Console.write(bytes)
+        } else if let domain = Domain.managing(file: path) {
+            // A file the Settings library manages (`create`, `-o` onto a domain's file) is
+            // replaced as `import` replaces a domain: locked, checked, kept in its history.
+            let input = try Input(parsing: bytes, name: path)
+            guard input.syntax.isPropertyListFile else {
+                throw .failure("\(path): the Settings library manages this file, and it must stay a property list; not written as \(input.syntax.name)")
+            }
+            let contents = try Domain.dictionary(input.value, path: path)
+            try domain.edit(creating: true, format: input.syntax == .binary ? .binary : .xml) { $0 = contents }
         } else {
             try Files.replace(path, with: bytes)
         }

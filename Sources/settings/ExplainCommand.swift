@@ -6,6 +6,7 @@ import Musl
 import Darwin
 #endif
 import SettingsPlist
+import SettingsFiles
 import Synchronization
 
 /// `settings explain DOMAIN KEY [--json]`: every layer's value for KEY, top to bottom, as the
@@ -37,17 +38,25 @@ enum ExplainCommand: Command {
         guard positional.count == 2 else { throw .usage("explain: expected DOMAIN KEY") }
         let domain = try Domain(positional[0])
         var key = try KeyPath(positional[1])
-        let manifest = try LayersManifest.read(for: domain)
+        // Another user's companion directory is not read (a warning says so).
+        let companion = Domain.Companion(beside: try Files.target(of: domain.path).path, path: domain.path,
+                                         without: "explained from the user's file only")
+        let manifest = companion.isUsable ? try LayersManifest.read(for: domain) : nil
         if let current = manifest?.currentName(of: key.path) {
             Console.error("'\(key.path)' was renamed to '\(current)'; explaining '\(current)'")
             key = try KeyPath(current)
         }
-        let report = try explanation(of: key, in: domain, manifest: manifest)
-        let show = showSecrets.load(ordering: .relaxed)
+        var report = try explanation(of: key, in: domain, manifest: manifest)
+        // Secret when the key, or a name it had, is named like one or the schema marks it.
+        let marks = SecretMarks.of(domain)
+        let names = [key.components] + report.formerly.compactMap { try? KeyPath($0).components }
+        for index in report.rows.indices {
+            report.rows[index].value = report.rows[index].value.map { marks.shown($0, at: names) }
+        }
         if json {
-            Console.print((show ? report : report.redacted).jsonText)
+            Console.print(report.jsonText)
         } else {
-            Console.print(report.text(showingSecrets: show))
+            Console.print(report.escapingControlCharacters.text(showingSecrets: true))
         }
     }
 
@@ -137,15 +146,15 @@ enum LayersManifest {
 
     /// For `read DOMAIN KEY` when KEY has no value: the value under the key's new name (KEY is
     /// an old one) or under an old name (the program has not moved it yet), with a note saying so.
-    static func renamedValue(of key: KeyPath, in contents: PlistDictionary, domain: Domain) -> (value: PlistValue, note: String)? {
+    static func renamedValue(of key: KeyPath, in contents: PlistDictionary, domain: Domain) -> (value: PlistValue, key: KeyPath, note: String)? {
         guard let manifest = try? read(for: domain) else { return nil }
         if let current = manifest.currentName(of: key.path), let currentKey = try? KeyPath(current),
            let value = contents.value(at: currentKey) {
-            return (value, "'\(key.path)' was renamed to '\(current)'; this is the value of '\(current)'")
+            return (value, currentKey, "'\(key.path)' was renamed to '\(current)'; this is the value of '\(current)'")
         }
         for old in manifest.formerNames(of: key.path) {
             if let oldKey = try? KeyPath(old), let value = contents.value(at: oldKey) {
-                return (value, "'\(key.path)' is still stored under its old name '\(old)' (the program moves it at its next save)")
+                return (value, oldKey, "'\(key.path)' is still stored under its old name '\(old)' (the program moves it at its next save)")
             }
         }
         return nil
@@ -157,4 +166,23 @@ enum LayersManifest {
 private func provenanceLine(forKey key: [String], inFile path: String) -> String? {
     guard let target = try? PlistFile.target(of: path).path else { return nil }
     return (try? PlistProvenanceLog.describe(key: key, inFileAt: target)) ?? nil
+}
+
+extension PlistLayerReport {
+    /// The report with control characters escaped in every name it prints (the key, sources,
+    /// notes such as provenance lines with process names and device ids, old names), for the
+    /// human text; values print in their literal form, which escapes them already.
+    var escapingControlCharacters: PlistLayerReport {
+        var copy = self
+        copy.key = key.escapingControlCharacters
+        for index in copy.rows.indices {
+            copy.rows[index].layer = rows[index].layer.escapingControlCharacters
+            copy.rows[index].source = rows[index].source.escapingControlCharacters
+            copy.rows[index].notes = rows[index].notes.map(\.escapingControlCharacters)
+        }
+        copy.formerly = formerly.map(\.escapingControlCharacters)
+        copy.rules = rules.map(\.escapingControlCharacters)
+        copy.missingReason = missingReason?.escapingControlCharacters
+        return copy
+    }
 }

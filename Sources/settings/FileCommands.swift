@@ -4,6 +4,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import SettingsPlist
+import SettingsFiles
 
 /// `settings print [-p | --xml | --json | --typed-json | --openstep] FILE`.
 enum PrintCommand: Command {
@@ -21,7 +22,8 @@ enum PrintCommand: Command {
           --typed-json   as canonical typed JSON: {"dict": [["key", {"int": 1}], ...]}
           --openstep     as OpenStep text, as `read` prints a domain
           --show-secrets values under secret-named keys (password, token, apiKey...) as they
-                         are, not <redacted>
+                         are, not <redacted> (XML and JSON output that redacted a value says so
+                         on standard error)
         Exits 1 with a one-line error naming the file and position when FILE is malformed.
         """
 
@@ -43,7 +45,12 @@ enum PrintCommand: Command {
             }
         }
         guard files.count == 1, let file = files.first else { throw .usage("print: expected one FILE") }
-        let value = shown(try Input(file: file).value)  // secrets redacted unless --show-secrets
+        let original = try Input(file: file).value
+        let value = shown(original)  // secrets redacted unless --show-secrets
+        if value != original, style == .xml || style == .json || style == .typedJSON {
+            // A machine format is a copy someone may keep: never silently one with holes in it.
+            Console.error("\(file): values under secret-named keys are printed as \(PlistSecrets.redactedText): this output is not a copy of the file (--show-secrets prints them)")
+        }
         switch style {
         case .human: Console.print(Render.human(value))
         case .typedJSON: Console.print(value.typedJSON())
@@ -74,6 +81,8 @@ enum ConvertCommand: Command {
                                holding dates or data is refused, naming the key path
         Replaces FILE atomically, keeping its permissions and owner, unless -o OUT (one FILE;
         '-' writes to standard output) or -e EXT (FILE with its extension replaced by EXT).
+        A FILE the Settings library manages is converted under its lock and kept in its
+        history, and stays a property list (json is refused there).
         """
 
     static func run(_ arguments: [String]) throws(CLIError) {
@@ -91,6 +100,14 @@ enum ConvertCommand: Command {
         default: throw .usage("convert: unknown format '\(formatName)' (use xml1, binary1 or json)")
         }
         for file in files {
+            if target(for: file, args) == file, let domain = Domain.managing(file: file) {
+                // A file the Settings library manages changes format under its lock, kept in its history.
+                guard let format else {
+                    throw .failure("\(file): the Settings library manages this file, and it must stay a property list; not converted to JSON (use -o OUT)")
+                }
+                try domain.edit(creating: false, format: format) { _ in }
+                continue
+            }
             let value = try Input(file: file).value
             let bytes: [UInt8]
             if let format {
@@ -146,17 +163,17 @@ enum LintCommand: Command {
                 let input = try Input(parsing: bytes, name: file == "-" ? "<stdin>" : file)
                 let warnings = input.syntax == .xml ? Strict.warnings(xml: bytes) : []
                 for w in warnings {
-                    Console.print("\(file):\(w.line):\(w.column): \(args.strict ? "error" : "warning"): \(w.message)", to: .error)
+                    Console.print("\(file):\(w.line):\(w.column): \(args.strict ? "error" : "warning"): \(w.message)".escapingControlCharacters, to: .error)
                 }
                 let violations = schema?.schema.violations(of: input.value) ?? []
-                for v in violations { Console.print("\(file): \(v)", to: .error) }
+                for v in violations { Console.print("\(file): \(v)".escapingControlCharacters, to: .error) }
                 if (args.strict && !warnings.isEmpty) || !violations.isEmpty {
                     failed += 1
                 } else if !args.silent {
                     Console.print("\(file): OK")
                 }
             } catch {
-                Console.print(error.message, to: .error)
+                Console.print(error.message.escapingControlCharacters, to: .error)
                 failed += 1
             }
         }
@@ -253,7 +270,8 @@ enum CreateCommand: Command {
                settings -create FORMAT FILE                  (plutil -create)
 
         Writes an empty dictionary to FILE ('-' for standard output) in FORMAT, replacing FILE
-        atomically when it exists (as plutil does).
+        atomically when it exists (as plutil does). A FILE the Settings library manages is emptied
+        as `settings reset` empties it (locked, kept in its history first); json is refused there.
         """
 
     static func run(_ arguments: [String]) throws(CLIError) {
@@ -290,6 +308,16 @@ enum EditCommand {
         let keyPath = DottedKeyPath(args.positional[0]), file = args.positional[1]
         try KeyPath.checkDepth(keyPath.components.count)
         let value = edit == .remove ? nil : try args.typedValue(command: command)
+        if args.output == nil || args.output == file, let domain = Domain.managing(file: file) {
+            // A file the Settings library manages is changed as `write` changes it: under its
+            // lock, from its contents then, checked against its schema, kept in its history.
+            return try domain.edit(creating: false) { contents throws(CLIError) in
+                var root = PlistValue.dictionary(contents)
+                let appends = args.append && KeySuggestion.value(at: keyPath.components, in: root) != nil
+                try namingFile(file) { () throws(CLIError) in try keyPath.apply(appends ? .append : edit, value, to: &root) }
+                contents = try Domain.dictionary(root, path: file)
+            }
+        }
         let input = try Input(file: file)
         var root = input.value
         // -append on a key path with nothing there inserts the value there, as plutil does.
@@ -326,7 +354,9 @@ enum InsertCommand: Command {
         value is inserted there, as plutil does). Types: \(EditCommand.typeList).
         FILE is rewritten in its format (OpenStep text becomes XML) atomically, keeping its
         permissions and owner, unless -o OUT ('-' for standard output). A FILE that does not
-        parse is refused and left as it is.
+        parse is refused and left as it is. A FILE the Settings library manages (an application's
+        settings file, or one with .NAME.lock or .NAME.meta beside it) is changed as `settings
+        write` changes it: under the library's lock, checked against its schema, kept in its history.
         """
 
     static func run(_ arguments: [String]) throws(CLIError) { try EditCommand.run(.insert, command: name, arguments) }

@@ -6,6 +6,7 @@ import Musl
 import Darwin
 #endif
 import SettingsPlist
+import SettingsFiles
 
 /// The tool's file operations: SettingsPlist's ``PlistFile`` (the rules the Settings library
 /// keeps too: bounded reads that never block on a FIFO or open a device, atomic replacements

@@ -4,6 +4,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import SettingsPlist
+import SettingsFiles
 
 /// `settings history DOMAIN`: the saved versions of a domain's file.
 enum HistoryCommand: Command {
@@ -11,18 +12,25 @@ enum HistoryCommand: Command {
     static let summary = "list the saved versions (generations) of a domain"
     static let usage = """
         usage: settings history DOMAIN
+               settings history --purge DOMAIN
 
         Lists the generations kept of the domain's file, oldest first: number, who saved it and
         when, and the keys that save changed. Programs using the Settings library keep one at each
-        save (20 by default), and every change made with this tool keeps one too.
+        save (20 by default), and every change made with this tool keeps one too, as many as the
+        program keeps (it says so in layers.plist beside the file).
         'settings restore DOMAIN GENERATION' brings one back.
+        Generations are whole copies of the file, secrets included (a rotated token stays in
+        the generations saved before): --purge removes every generation of the domain, under
+        the library's lock (the file itself is not changed).
         """
 
     static func run(_ arguments: [String]) throws(CLIError) {
-        let positional = try plainArguments(arguments, command: name)
+        let purge = arguments.contains("--purge")
+        let positional = try plainArguments(arguments.filter { $0 != "--purge" }, command: name)
         guard positional.count == 1 else { throw .usage("history: expected DOMAIN") }
         let domain = try Domain(positional[0])
         let target = try Files.target(of: domain.path).path
+        if purge { return try Self.purge(domain, target: target) }
         let generations: [PlistGeneration]
         do {
             generations = try PlistHistory.summaries(for: target)
@@ -37,8 +45,28 @@ enum HistoryCommand: Command {
         for generation in generations {
             let keys = generation.changed.map { KeyPath(components: $0).path }
             let shown = keys.count > 8 ? keys.prefix(8).joined(separator: ", ") + ", … (\(keys.count) keys)" : keys.joined(separator: ", ")
-            Console.print("\(generation.number)\t\(generation.writer.summary)\t\(shown.isEmpty ? "(no keys)" : shown)")
+            let line = "\(generation.number)\t\(generation.writer.summary.escapingControlCharacters)\t\(shown.isEmpty ? "(no keys)" : shown.escapingControlCharacters)"
+            Console.print(line)
         }
+    }
+
+    /// `--purge`: removes every generation of the domain, under its lock.
+    static func purge(_ domain: Domain, target: String) throws(CLIError) {
+        let count: Int
+        do {
+            count = try PlistHistory.list(for: target).count
+        } catch {
+            throw .failure("\(domain.path): cannot read its history: \(error)")
+        }
+        guard count > 0 else {
+            if try domain.existingContents() == nil { throw domain.missing }
+            Console.print("\(domain.path): no history kept")
+            return
+        }
+        let lock = try Files.lock(for: target, path: domain.path, isApplication: domain.isApplication)
+        defer { Files.unlock(lock, isApplication: domain.isApplication) }
+        PlistHistory.removeAll(for: target)
+        Console.print("\(domain.path): removed \(count) generation\(count == 1 ? "" : "s")")
     }
 }
 
@@ -108,38 +136,67 @@ enum ResetCommand: Command {
 extension Domain {
     /// Whether edits keep history and provenance: always for an application's domain, and for a
     /// plain file only when a program already keeps them beside it (nothing is created beside a
-    /// file in the user's project).
-    func keepsHistory(_ target: String) -> Bool {
-        isApplication || (try? PlistFile.existingCompanionDirectory(for: target)) != nil
+    /// file in the user's project). Never in a companion directory that is not the user's.
+    func keepsHistory(_ companion: Companion) -> Bool {
+        switch companion {
+        case .usable: true
+        case .missing: isApplication
+        case .foreign: false
+        }
     }
 
     /// Before the file is replaced (under its lock): keeps the file as it was when a writer that
     /// records nothing changed it since the newest generation, keeps the new bytes as a
     /// generation, and records who set the changed keys (before the replace, so a program that
     /// reloads the file finds its provenance; entries are checked against their value's digest,
-    /// so one written for a change that then failed never describes the value left). A failure
-    /// is one line on standard error: history never stops an edit.
+    /// so one written for a change that then failed never describes the value left).
+    ///
+    /// History keeps what the program asked for (`limits`, from its `layers.plist`; a limit of 0
+    /// keeps nothing and removes what was kept). A change that removes or replaces values that
+    /// only the file holds (no generation does: a hand edit) is refused when the generation that
+    /// would keep them cannot be written (a full disk): nothing is changed. Any other failure to
+    /// keep history is one line on standard error, and the change is made.
     func keepHistory(target: String, original: PlistDictionary?, result: PlistDictionary, bytes: [UInt8],
-                     origin: PlistProvenance.Origin) {
-        guard keepsHistory(target) else { return }
+                     origin: PlistProvenance.Origin, companion: Companion, limits: PlistHistory.Limits) throws(CLIError) {
+        guard keepsHistory(companion) else { return }
         let writer = PlistProvenance.thisProcess(origin)
         let original = original ?? PlistDictionary()
         let changed = PlistProvenanceLog.changedLeaves(from: original, to: result)
+        var newest: PlistDictionary?
         do {
-            let newest = try PlistHistory.newest(for: target).flatMap { try? $0.contents() }
-            let unrecorded = PlistProvenanceLog.changedLeaves(from: newest ?? PlistDictionary(), to: original)
-            if !unrecorded.isEmpty, !original.isEmpty {
+            newest = try PlistHistory.newest(for: target).flatMap { try? $0.contents() }
+        } catch {
+            Console.error("warning: \(path): its history cannot be read (\(error))")
+        }
+        let unrecorded = PlistProvenanceLog.changedLeaves(from: newest ?? PlistDictionary(), to: original)
+        if !unrecorded.isEmpty, !original.isEmpty, limits.count > 0 {
+            do {
                 let old = try PlistValue.dictionary(original).encoded(as: .binary)
-                try PlistHistory.keep(old, changed: unrecorded, by: PlistProvenance(origin: .changedOnDisk, date: writer.date), for: target)
+                try PlistHistory.keep(old, changed: unrecorded, by: PlistProvenance(origin: .changedOnDisk, date: writer.date),
+                                      for: target, limits: limits)
+            } catch {
+                // The file holds values no generation does: refuse to discard them.
+                let discarded = changed.filter { key in
+                    let value = original.value(at: KeyPath(components: key))
+                    return value != nil && value != newest?.value(at: KeyPath(components: key))
+                }
+                if let first = discarded.first {
+                    let more = discarded.count > 1 ? " (and \(discarded.count - 1) more)" : ""
+                    throw .failure("\(path): not changed: it would discard the file's value of '\(KeyPath(components: first).path)'\(more), which no generation of its history holds, and keeping one failed (\(error))")
+                }
+                Console.error("warning: \(path): its history could not be kept (\(error)); the change is made")
+                return
             }
-            try PlistHistory.keep(Data(bytes), changed: changed, by: writer, for: target)
+        }
+        do {
+            try PlistHistory.keep(Data(bytes), changed: changed, by: writer, for: target, limits: limits)
             var log = try PlistProvenanceLog.load(for: target)
             log.noteUnrecorded(unrecorded, in: original, seenAt: writer.date)
             log.record(changed, in: result, by: writer)
             log.prune(to: result)
             try log.save(for: target)
         } catch {
-            Console.error("\(path): its history could not be kept (\(error)); the change is made")
+            Console.error("warning: \(path): its history could not be kept (\(error)); the change is made")
         }
     }
 }

@@ -8,7 +8,8 @@ import SettingsPlist
 /// The forms the tool prints values in, beyond the codec's own writers.
 enum Render {
     /// `plutil -p`'s human-readable form: `"key" => value`, arrays with their indexes, two
-    /// spaces per level; not meant for machines.
+    /// spaces per level; not meant for machines. Control characters in keys and strings are
+    /// escaped (`String.escapingControlCharacters`): one line per value, whatever it holds.
     static func human(_ value: PlistValue) -> String {
         var out = ""
         human(value, indent: 0, into: &out)
@@ -22,7 +23,7 @@ enum Render {
         case .dictionary(let dict):
             out += "{\n"
             for (key, child) in dict {
-                out += pad + "\"" + key + "\" => "
+                out += pad + "\"" + key.escapingControlCharacters + "\" => "
                 human(child, indent: indent + 1, into: &out)
                 out += "\n"
             }
@@ -35,7 +36,7 @@ enum Render {
                 out += "\n"
             }
             out += closePad + "]"
-        case .string(let s): out += "\"" + s + "\""
+        case .string(let s): out += "\"" + s.escapingControlCharacters + "\""
         case .bool(let b): out += b ? "true" : "false"
         case .date(let d):
             let iso = PlistValue.date(d).description  // 2026-11-23T10:15:02Z, with any fraction

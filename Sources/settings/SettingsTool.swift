@@ -139,9 +139,12 @@ enum SettingsTool {
         lines.append("plutil's forms work too: -p, -lint, -convert, -extract, -type, -insert, -replace, -remove, -create.")
         lines.append("Values under secret-named keys (password, token, apiKey...) print as <redacted> in")
         lines.append("read, print and diff; --show-secrets prints them.")
-        lines.append("Run 'settings COMMAND --help' for a command's arguments.")
+        lines.append("Run 'settings COMMAND --help' for a command's arguments; 'settings --version' for the version.")
         return lines.joined(separator: "\n")
     }
+
+    /// The package's version, as CHANGELOG.md names it.
+    static let version = "0.1.0"
 
     /// Picks the command, runs it, and turns failures into exit statuses.
     static func run(_ arguments: [String]) -> ExitStatus {
@@ -151,6 +154,10 @@ enum SettingsTool {
         }
         if first == "--help" || first == "-h" || first == "help" || first == "-help" {
             Console.print(usage)
+            return .success
+        }
+        if first == "--version" || first == "version" {
+            Console.print("settings \(version)")
             return .success
         }
         let command: any Command.Type

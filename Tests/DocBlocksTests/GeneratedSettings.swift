@@ -8,7 +8,7 @@ fileprivate let store = SettingsStore.inMemory()
 fileprivate let defaultsURL = URL(filePath: "Defaults.plist")
 fileprivate let targetURL = URL(filePath: "Target.plist")
 
-// Docs/Settings.md:43
+// Docs/Settings.md:40
 fileprivate struct AppSettings {
     @Setting("autoPlay", default: false) var autoPlay: Bool
     @Setting("Network/timeout", default: 30.0) var timeout: Double
@@ -19,12 +19,12 @@ fileprivate struct AppSettings {
     @Setting var lastUpdate: Date?                              // key-less and optional: no arguments
 }
 
-// Docs/Settings.md:80
+// Docs/Settings.md:77
 fileprivate struct Account {
     @Setting("Sync/apiToken", default: "") var apiToken: String              // secret by its name
     @Setting(.secret("Sync/session"), default: "") var session: String         // marked secret
 }
-fileprivate func sample_Settings_80() async throws {
+fileprivate func sample_Settings_77() async throws {
     let account = SettingsStore.bind(Account(), to: .inMemory())
     print(account.$apiToken)          // Sync/apiToken = <redacted> (from the default in code)
     let shown = SettingsSecrets.redacting(["user": "ada", "password": "hunter2"])   // password: <redacted>
@@ -32,17 +32,17 @@ fileprivate func sample_Settings_80() async throws {
     _ = shown
 }
 
-// Docs/Settings.md:98
-fileprivate func sample_Settings_98() async throws {
+// Docs/Settings.md:95
+fileprivate func sample_Settings_95() async throws {
     @Setting("volume", default: 0.5, rules: .clamp(0...1)) var volume: Double
     @Setting("retries", rules: .whenNil(use: 3).ensure(that: { $0 >= 1 }, otherwise: 1)) var retries: Int?
     _ = volume
     _ = retries
 }
 
-// Docs/Settings.md:122
+// Docs/Settings.md:119
 fileprivate extension SettingsStore.Key where Value == Double { static let timeout = Self("Network/timeout", default: 30) }
-fileprivate func sample_Settings_122() async throws {
+fileprivate func sample_Settings_119() async throws {
     let timeout = store.value("Network/timeout", default: 30.0)
     let port: Int = try store.requiredValue(for: "Server/port")
     // SettingsError: no value for key 'Server/port' (namespace 'Server' has no key 'port')

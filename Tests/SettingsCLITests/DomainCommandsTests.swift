@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import SettingsPlist
 import SettingsTestSupport
 
 /// The commands on domains (`read`, `write`, `delete`, `rename`, `keys`, `domains`, `find`, `import`, `export`).
@@ -37,6 +38,19 @@ struct DomainCommandsTests {
         let json = try CLI.run("print", "--typed-json", file).stdout
         #expect(json.contains(#"["autoPlay", {"bool": true}]"#))
         #expect(json.contains(#"["ratio", {"real": 1.5}]"#))
+    }
+
+    /// A bare number is typed only when it prints back as the user typed it (issue 31, item 5):
+    /// a zip code keeps its leading zero, a phone number its plus, `1.0` its point.
+    @Test(arguments: [("01234", PlistValue.string("01234")), ("+15551234", .string("+15551234")), ("1.0", .string("1.0")),
+                      ("1e3", .string("1e3")), ("42", .integer(42)), ("-7", .integer(-7)), ("1.5", .real(1.5)),
+                      ("YES", .bool(true)), ("no", .bool(false))])
+    func aBareValueIsTypedOnlyWhenItReadsBackAsTyped(text: String, expected: PlistValue) throws {
+        let dir = try TemporaryDirectory()
+        let file = dir.path("d.plist")
+        let written = try CLI.run("write", file, "k", text)
+        #expect(written.status == 0, "\(written.stderr)")
+        #expect(try PlistValue(contentsOf: URL(filePath: file))["k"] == expected)
     }
 
     @Test func domainsByApplicationNameLiveInTheConfigDirectory() throws {

@@ -1,5 +1,6 @@
 import Foundation
 import SettingsPlist
+import SettingsFiles
 import SettingsTestSupport
 import Testing
 

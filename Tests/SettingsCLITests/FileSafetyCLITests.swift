@@ -1,5 +1,6 @@
 import Foundation
 import SettingsPlist
+import SettingsFiles
 import Testing
 #if canImport(Glibc)
 import Glibc

@@ -52,6 +52,23 @@ struct SecretsCLITests {
         }
     }
 
+    /// A machine format that redacted a value says so on standard error every time; a human
+    /// one, or one with every value shown, does not (issue 31, item 6).
+    @Test(arguments: ["--xml", "--json", "--typed-json"])
+    func aMachineFormatThatRedactedSaysSo(format: String) throws {
+        try withFiles { dir in
+            let file = dir.appending(path: "a.plist").path
+            let redacted = try CLI.run("print", format, file)
+            #expect(redacted.status == 0)
+            #expect(redacted.stderr.contains("\(file): values under secret-named keys are printed as <redacted>: this output is not a copy of the file"), "\(redacted.stderr)")
+            #expect(try CLI.run("print", format, "--show-secrets", file).stderr.isEmpty)
+            #expect(try CLI.run("print", "-p", file).stderr.isEmpty)
+            let plain = dir.appending(path: "plain.plist").path
+            try Data(#"<plist version="1.0"><dict><key>host</key><string>h</string></dict></plist>"#.utf8).write(to: URL(filePath: plain))
+            #expect(try CLI.run("print", format, plain).stderr.isEmpty)
+        }
+    }
+
     @Test func diffSaysASecretChangedWithoutShowingIt() throws {
         try withFiles { dir in
             let a = dir.appending(path: "a.plist").path, b = dir.appending(path: "b.plist").path

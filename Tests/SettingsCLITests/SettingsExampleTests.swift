@@ -43,6 +43,8 @@ struct SettingsExampleTests {
         #expect(first.output.contains("exited with status 0"))
         #expect(first.output.contains("change event: externalFile: theme"))
 
+        let firstRunVersions = ((try? FileManager.default.contentsOfDirectory(atPath: home.appending(path: "SettingsExample/.settings.plist.meta/generations").path)) ?? []).sorted()
+        #expect(!firstRunVersions.isEmpty)
         let second = try Self.runExample([], configHome: home)
         #expect(second.status == 0)
         #expect(second.output.contains("this is launch 2"))
@@ -51,10 +53,15 @@ struct SettingsExampleTests {
         #expect(second.output.contains("timeout     = 60.0   (from user file)"))
         #expect(second.output.contains("profile     = Ada, favourites [\"jazz\", \"piano\"]"))
 
+        // --reset clears the history too: the saved versions start again as after the first run.
+        let generations = home.appending(path: "SettingsExample/.settings.plist.meta/generations")
+        func versions() -> [String] { ((try? FileManager.default.contentsOfDirectory(atPath: generations.path)) ?? []).sorted() }
         let reset = try Self.runExample(["--reset"], configHome: home)
         #expect(reset.status == 0)
         #expect(reset.output.contains("--reset: removed \(file)"))
+        #expect(reset.output.contains("--reset: removed \(home.path)/SettingsExample/.settings.plist.meta"))
         #expect(reset.output.contains("first run: nothing saved yet"))
+        #expect(versions() == firstRunVersions, "the history kept the earlier runs' versions")
     }
 
     @Test func everyHeadingHasOutputUnderIt() throws {

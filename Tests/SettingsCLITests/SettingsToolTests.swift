@@ -26,4 +26,14 @@ struct SettingsToolTests {
         #expect(out.status == 0)
         #expect(out.stdout.hasPrefix("usage: settings \(command)"))
     }
+
+    /// `settings --version` prints the version CHANGELOG.md names (issue 31, item 7).
+    @Test func versionIsTheChangelogs() throws {
+        let out = try CLI.run("--version")
+        #expect(out.status == 0)
+        let changelog = try String(contentsOf: URL(filePath: #filePath).deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent().appending(path: "CHANGELOG.md"), encoding: .utf8)
+        let newest = changelog.split(separator: "\n").first { $0.hasPrefix("## ") }.map { String($0.dropFirst(3).prefix { $0 != " " }) }
+        #expect(out.stdout == "settings \(newest ?? "?")\n")
+    }
 }

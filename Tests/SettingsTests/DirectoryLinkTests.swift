@@ -1,3 +1,4 @@
+import SettingsFiles
 import Foundation
 import Settings
 import Testing

@@ -1,3 +1,4 @@
+import SettingsFiles
 import Foundation
 @testable import Settings
 import SettingsTestSupport
@@ -218,5 +219,57 @@ struct HistoryAndProvenanceTests {
             #expect(history.count <= 20)
             for generation in history { _ = try generation.contents() }  // every kept generation parses
         }
+    }
+
+    @Test func theProgramsHistoryLimitsAreRecordedForTheToolAndALimitOfZeroRemovesWhatWasKept() async throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.file()
+        // Kept by an earlier version of the program, with the default limits.
+        let before = SettingsStore.file(url, autosaveDelay: nil, externalChanges: .ignored)
+        for i in 0..<4 {
+            before["k"] = .integer(PlistInteger(Int64(i)))
+            try await before.flush()
+        }
+        #expect(try PlistHistory.list(for: url.path).count == 4)
+        #expect(try PlistLayersManifest.read(beside: url.path) == nil)  // nothing to say: no manifest
+
+        let many = SettingsStore.file(url, autosaveDelay: nil, externalChanges: .ignored,
+                                      options: PersistenceOptions(historyLimit: 100, historyByteBudget: 1 << 30))
+        many["k"] = 10
+        try await many.flush()
+        let manifest = try #require(try PlistLayersManifest.read(beside: url.path))
+        #expect(manifest.historyLimit == 100)
+        #expect(manifest.historyByteBudget == 1 << 30)
+        for i in 0..<22 { #expect(try await Self.runTool(["write", url.path, "t", String(i)]).status == 0) }
+        #expect(try PlistHistory.list(for: url.path).count == 27)  // the tool keeps the program's 100, not its default 20
+
+        let none = SettingsStore.file(url, autosaveDelay: nil, externalChanges: .ignored, options: PersistenceOptions(historyLimit: 0))
+        none["k"] = 11
+        try await none.flush()
+        #expect(try PlistLayersManifest.read(beside: url.path)?.historyLimit == 0)
+        #expect(try PlistHistory.list(for: url.path).isEmpty)
+        #expect(try await Self.runTool(["write", url.path, "apiToken", "secret"]).status == 0)
+        #expect(try PlistHistory.list(for: url.path).isEmpty)
+    }
+
+    @Test func theToolsReplaceBesideALibraryWriterLosesNoAcknowledgedKey() async throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.file()
+        try PlistValue.dictionary(["seed": 0]).write(to: url)
+        try FileManager.default.createDirectory(at: dir.file(".settings.plist.meta"), withIntermediateDirectories: false,
+                                                attributes: [.posixPermissions: 0o700])  // a file the library manages
+        // Another process's store writes and flushes 150 keys, one save each, while the tool
+        // replaces 40 keys of its own in the same file.
+        let child = try Child(["writer", url.path, "lib", "150"])
+        var failed: [Int] = []
+        for i in 0..<40 where try await Self.runTool(["replace", "tool-\(i)", "-integer", String(i), url.path]).status != 0 {
+            failed.append(i)
+        }
+        #expect(await child.finished())
+        #expect(child.process.terminationStatus == 0)
+        #expect(failed.isEmpty)
+        let contents = try #require(try PlistValue(contentsOf: url).dictionaryValue)
+        let lost = (0..<150).map { "lib-\($0)" }.filter { contents[$0] == nil } + (0..<40).map { "tool-\($0)" }.filter { contents[$0] == nil }
+        #expect(lost.isEmpty, "lost \(lost.count) acknowledged keys: \(lost.prefix(20))")
     }
 }

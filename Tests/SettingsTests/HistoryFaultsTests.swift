@@ -5,6 +5,7 @@ import Foundation
 #endif
 @testable import Settings
 import SettingsPlist
+import SettingsFiles
 import SettingsTestSupport
 import Testing
 #if canImport(Glibc)
@@ -122,7 +123,9 @@ struct ProvenanceBoundsTests {
         let dir = try TemporaryDirectory()
         let file = dir.file()
         let padding = String(repeating: "k", count: nameLength)
-        let first = SettingsStore.file(file, autosaveDelay: nil, externalChanges: .ignored)
+        // A byte budget that keeps every generation here, so counting them tells what was kept.
+        let options = PersistenceOptions(historyByteBudget: 1 << 30)
+        let first = SettingsStore.file(file, autosaveDelay: nil, externalChanges: .ignored, options: options)
         for i in 0..<keys { first[SettingsKey(components: ["\(padding)\(i)"])] = .integer(PlistInteger(Int64(i))) }
         try first.flushNow()
         let log = PlistProvenanceLog.path(for: file.path)
@@ -131,7 +134,7 @@ struct ProvenanceBoundsTests {
         let generations = try PlistHistory.list(for: file.path).count
 
         // A restart, and a save of one more key: no full-file "changed on disk" generation.
-        let second = SettingsStore.file(file, autosaveDelay: nil, externalChanges: .ignored)
+        let second = SettingsStore.file(file, autosaveDelay: nil, externalChanges: .ignored, options: options)
         second["last"] = true
         try second.flushNow()
         let after = try PlistHistory.list(for: file.path)

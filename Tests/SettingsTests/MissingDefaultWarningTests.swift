@@ -39,7 +39,10 @@ struct MissingDefaultWarningTests {
         ])
         #expect(warnings.map(\.kind) == [.missingDefault, .missingDefault, .missingDefault])
         #expect(warnings.map(\.key) == ["Defaults.check/theme", "Defaults.check/build", "Defaults.check/Network/proxy"])
-        #expect(warnings.first?.description == "settings: warning: " + (warnings.first?.message ?? ""))
+        #expect(warnings.first?.description == "warning: " + (warnings.first?.message ?? ""))
+        // Standard error gets it after the program's name, not the library's.
+        #expect(SettingsDiagnostics.standardErrorLine(warnings[0]) == "\(ProcessInfo.processInfo.processName): warning: " + warnings[0].message)
+        #expect(!SettingsDiagnostics.standardErrorLine(warnings[0]).hasPrefix("settings:"))
         // Every warning also went to the handler (other tests use other keys).
         #expect(DiagnosticsRecorder.diagnostics(for: "Defaults.check/theme").contains(warnings[0]))
         #expect(DiagnosticsRecorder.diagnostics(for: "Defaults.check/Network/proxy").contains(warnings[2]))

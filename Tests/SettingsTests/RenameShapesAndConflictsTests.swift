@@ -5,6 +5,7 @@ import Foundation
 #endif
 @testable import Settings
 import SettingsPlist
+import SettingsFiles
 import SettingsTestSupport
 import Synchronization
 import Testing

@@ -4,6 +4,7 @@ import FoundationEssentials
 import Foundation
 #endif
 @testable import Settings
+import SettingsFiles
 import SettingsPlist
 import SettingsTestSupport
 import Testing

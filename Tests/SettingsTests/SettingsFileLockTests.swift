@@ -1,3 +1,4 @@
+import SettingsFiles
 import Dispatch
 import Foundation
 @testable import Settings

@@ -1,5 +1,6 @@
 import Foundation
 import Settings
+import SettingsFiles
 import SettingsPlist
 import SettingsTestSupport
 import Testing

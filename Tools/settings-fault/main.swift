@@ -9,7 +9,7 @@
 //                                              in DIR/i/ each write a key and flushNow(); prints "saved COUNT"
 //   settings-fault term-writer FILE save|save30|default
 //                                              (save: SettingsStore.saveOnTermination(), save30: with a
-//                                              30 s timeout) writes a counter
+//                                              30 s timeout, writing once a millisecond) writes a counter
 //                                              in a loop, printing each value written; stopped by a signal
 //   settings-fault exit-in-signal FILE         writes a key, then calls exit(0) from a SIGUSR1 handler
 //                                              while the store's lock is held (raised inside applyToUserLayer)
@@ -110,14 +110,21 @@ case "thread-limit":
     exit(0)
 case "term-writer":
     guard args.count == 2 else { fail("usage: settings-fault term-writer FILE save|save30|default") }
+    // A program started the ordinary way: the test runner may itself run with SIGINT ignored
+    // (a shell's background job), which its children inherit. Kept only when a test asks for it.
+    if ProcessInfo.processInfo.environment["SETTINGS_FAULT_KEEP_SIGNALS"] == nil {
+        for number in [SIGTERM, SIGINT, SIGHUP] { signal(number, SIG_DFL) }
+    }
     if args[1] == "save" { SettingsStore.saveOnTermination() }
     if args[1] == "save30" { SettingsStore.saveOnTermination(timeout: .seconds(30)) }
     let store = SettingsStore.file(URL(filePath: args[0]), externalChanges: .ignored)
     var i = 0
+    let paced = args[1] == "save30"  // a program that writes now and then, not flat out: its signals and saves are what is tested
     while true {
         i += 1
         store["counter"] = .integer(PlistInteger(Int64(i)))
         FileHandle.standardOutput.write(Data("\(i)\n".utf8))  // acknowledged: the write returned
+        if paced { usleep(1_000) }
     }
 case "exit-in-signal":
     guard args.count == 1 else { fail("usage: settings-fault exit-in-signal FILE") }

@@ -3,6 +3,11 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 import Synchronization
 
 /// A problem the library noticed and did not throw: a setting without a default, a stored value of
@@ -60,8 +65,9 @@ public struct SettingsDiagnostic: Hashable, Sendable, CustomStringConvertible {
         self.message = message
     }
 
-    /// `settings: warning: <message>`.
-    public var description: String { "settings: warning: \(message)" }
+    /// `warning: <message>`. The default handler writes it after the program's name, as
+    /// compilers and command-line tools do: `MyApp: warning: <message>`.
+    public var description: String { "warning: \(message)" }
 }
 
 /// Where diagnostics go.
@@ -82,11 +88,20 @@ public enum SettingsDiagnostics {
         set { current.locked { $0 = Handler(call: newValue) } }
     }
 
-    /// Writes `diagnostic` to standard error, one line.
+    /// Writes `diagnostic` to standard error, one line that starts with the program's name
+    /// (the name ``SettingsStore/shared`` names its folder after): `MyApp: warning: <message>`.
     public static let standardError: @Sendable (SettingsDiagnostic) -> Void = { diagnostic in
-        let line = Array((diagnostic.description + "\n").utf8)
+        let line = Array((standardErrorLine(diagnostic) + "\n").utf8)
         line.withUnsafeBufferPointer { _ = write(2, $0.baseAddress, $0.count) }
     }
+
+    /// The line ``standardError`` writes for `diagnostic`, without its newline.
+    static func standardErrorLine(_ diagnostic: SettingsDiagnostic) -> String {
+        "\(programName): \(diagnostic)"
+    }
+
+    /// The program's name, worked out once.
+    static let programName = ProcessInfo.processInfo.processName
 
     /// Sends `diagnostic` to the handler.
     @usableFromInline

@@ -1,4 +1,5 @@
 public import SettingsPlist
+import SettingsFiles
 
 /// Which settings hold secrets (tokens, passwords), and how their values are kept out of what is
 /// printed.

@@ -1,4 +1,5 @@
 import SettingsPlist
+import SettingsFiles
 
 /// Turns stored dictionaries into models and models into stored dictionaries without losing
 /// data: migrations first, defaults for missing fields, and on the way back the stored values of

@@ -4,6 +4,7 @@ public import FoundationEssentials
 public import Foundation
 #endif
 public import SettingsPlist
+import SettingsFiles
 import Synchronization
 #if canImport(Glibc)
 import Glibc

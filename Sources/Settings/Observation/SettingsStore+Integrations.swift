@@ -1,4 +1,5 @@
 import SettingsPlist
+import SettingsFiles
 
 /// What a sync integration (such as `SettingsPostgres`) needs from a store: every change to the
 /// user layer, and a conditional batch write under the store's lock.

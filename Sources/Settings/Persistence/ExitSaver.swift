@@ -78,6 +78,7 @@ enum ExitSaver {
         while true {
             if wait(semaphores, nanoseconds: linger) {
                 guard phase.load(ordering: .acquiring) == exiting else { continue }
+                progress.add(1, ordering: .releasing)  // awake
                 PendingSaves.saveAll(within: nil, when: "at exit") { progress.add(1, ordering: .releasing) }
                 sem_post(semaphores + 1)
                 return
@@ -96,7 +97,10 @@ enum ExitSaver {
             return  // no thread: no store has unsaved changes
         }
         sem_post(semaphores)
-        let bound = stall.load(ordering: .relaxed) + 2_000_000_000  // the store's bound, PendingSaves' patience and a second
+        // Twice the stores' own bound and five seconds more: the saver reports a stalled store
+        // itself well before; this only ends a saver that cannot run at all (a lock the
+        // interrupted thread holds), on a machine that may be very busy.
+        let bound = stall.load(ordering: .relaxed) * 2 + 5_000_000_000
         var seen = progress.load(ordering: .acquiring)
         while !wait(semaphores + 1, nanoseconds: bound) {
             let now = progress.load(ordering: .acquiring)

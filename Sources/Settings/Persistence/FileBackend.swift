@@ -28,6 +28,8 @@ final class FileBackend: Sendable {
     let statusListeners = Mutex(StatusListeners())
     /// Whether the file watcher holds an entry for the store (given back when it is freed).
     let watched = Atomic<Bool>(false)
+    /// Whether the `layers.plist` manifest was brought up to date after the first save.
+    let manifestChecked = Atomic<Bool>(false)
     /// Provenance of the file's keys and notes of non-write origins (see
     /// SettingsFile+History.swift). Never touched by `@Setting` reads or writes.
     let history = StoreHistory()

@@ -6,6 +6,7 @@ import Musl
 import Darwin
 #endif
 import SettingsPlist
+import SettingsFiles
 import Synchronization
 
 /// A place in the queue for a settings file's lock while another process holds it.

@@ -74,7 +74,7 @@ enum PendingSaves {
     /// (`exit()` from a signal handler that interrupted a write) stalls only that store's save,
     /// which is given up at the bound and reported as such. Failures are reported to each
     /// store's diagnostics handler, naming `when`.
-    static func saveAll(within bound: Duration?, when: String, progress: () -> Void = {}) {
+    static func saveAll(within bound: Duration?, when: String, progress: @escaping @Sendable () -> Void = {}) {
         let start = ContinuousClock.now
         var given = Set<ObjectIdentifier>()
         for _ in 0..<3 {
@@ -86,7 +86,8 @@ enum PendingSaves {
             let ready = pending.filter { !given.contains(ObjectIdentifier($0)) }
             guard !ready.isEmpty else { return }
             // A caller's bound is also how long each save may wait for another process's lock.
-            let round = SaveRound(ready, lockWait: bound.map { $0 - (ContinuousClock.now - start) })
+            let round = SaveRound(ready, lockWait: bound.map { $0 - (ContinuousClock.now - start) }, onProgress: progress)
+            progress()  // the stores are gathered and saving
             let outcome = bound.map { round.finish(within: $0 - (ContinuousClock.now - start)) } ?? round.finish(stalledFor: exitStall(ready))
             for (store, error) in outcome.failures {
                 given.insert(ObjectIdentifier(store))

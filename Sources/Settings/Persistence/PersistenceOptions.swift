@@ -3,7 +3,8 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
-public import SettingsPlist
+import SettingsPlist
+public import SettingsFiles
 
 /// How a file store keeps its file: when it saves, how long it waits for other processes, and
 /// what it refuses to read.

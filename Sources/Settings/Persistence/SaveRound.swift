@@ -46,6 +46,8 @@ final class SaveRound: Sendable {
     private let state: Mutex<State>
     /// How long each store's save may wait for another process's lock (`nil`: its own timeout).
     private let lockWait: Duration?
+    /// Told each time a store finishes (the exit saver's sign of progress for the exit hook).
+    private let onProgress: @Sendable () -> Void
     private let done = DispatchSemaphore(value: 0)
     /// How many stores finished so far.
     private let progress = Atomic<Int>(0)
@@ -56,8 +58,9 @@ final class SaveRound: Sendable {
 
     /// Starts saving `stores`, ``width`` files at a time, each file by one store on its own
     /// executor (inline for the calling thread's own).
-    init(_ stores: [SettingsStore], lockWait: Duration? = nil) {
+    init(_ stores: [SettingsStore], lockWait: Duration? = nil, onProgress: @escaping @Sendable () -> Void = {}) {
         self.lockWait = lockWait
+        self.onProgress = onProgress
         var files: [String: [SettingsStore]] = [:]
         var order: [String] = []
         for store in stores {
@@ -69,7 +72,7 @@ final class SaveRound: Sendable {
         for path in order {
             guard let group = files[path] else { continue }
             if !path.isEmpty, group.count > 1, let target = group.first(where: { $0.loaded.load(ordering: .acquiring) }) {
-                Self.gather(group.filter { $0 !== target }[...], into: target)
+                Self.gather(group.filter { $0 !== target }[...], into: target, onProgress: onProgress)
                 lanes.append([target])
             } else {
                 lanes.append(group[...])
@@ -85,8 +88,9 @@ final class SaveRound: Sendable {
     /// save writes them all; the others are left clean. Their user layers keep their values;
     /// `store` announces the values it takes on as `.externalFile` changes, as it would have
     /// after the others' own saves. `store` must be loaded (it tracks its changes).
-    private static func gather(_ others: ArraySlice<SettingsStore>, into store: SettingsStore) {
-        for other in others {
+    private static func gather(_ others: ArraySlice<SettingsStore>, into store: SettingsStore, onProgress: () -> Void) {
+        for (i, other) in others.enumerated() {
+            if i % 64 == 0 { onProgress() }  // gathering thousands of stores is progress too
             let writes = other.values.storage.locked { s -> [(key: SettingsKey, value: PlistValue?)] in
                 var seen = Set<SettingsKey>()
                 return s.takeDirty().filter { seen.insert($0).inserted }.map { ($0, s[.user].value(at: $0.components)) }
@@ -127,6 +131,7 @@ final class SaveRound: Sendable {
             return .some(s.waiter)
         }
         progress.add(1, ordering: .relaxed)
+        onProgress()
         guard let waiter else { return }
         done.signal()
         waiter?.resume()

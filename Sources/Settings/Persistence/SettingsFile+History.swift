@@ -4,6 +4,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import SettingsPlist
+import SettingsFiles
 import Synchronization
 
 /// Who last set each key of a store's file and the key paths with an origin other than this

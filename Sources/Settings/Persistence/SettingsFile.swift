@@ -11,6 +11,7 @@ import Musl
 import Darwin
 #endif
 import SettingsPlist
+import SettingsFiles
 
 /// The user's settings file: reading it, merging this process's changes into whatever it holds
 /// now, and replacing it durably and atomically under an advisory lock.

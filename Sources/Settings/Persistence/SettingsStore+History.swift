@@ -3,7 +3,8 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
-public import SettingsPlist
+import SettingsPlist
+public import SettingsFiles
 
 /// Who last set a key of the user's file, and when: its origin (this process's write, another
 /// process, a hand edit seen on disk, a migration, sync, the `settings` tool, a restore), the

@@ -112,6 +112,9 @@ nonisolated extension SettingsStore {
             deliverFileDiagnostics()
             return .settling(wait)
         case .saved(let announcement):
+            // After the first save (the companion directory exists by then): the manifest records
+            // this program's history limits for the tool, and any earlier program's are replaced.
+            if !backend.manifestChecked.exchange(true, ordering: .relaxed) { writeLayersManifest() }
             publishStatus(saveError: .some(nil))
             releaseIfClean()
             deliverFileDiagnostics()

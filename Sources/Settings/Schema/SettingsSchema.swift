@@ -4,6 +4,7 @@ import FoundationEssentials
 import Foundation
 #endif
 public import SettingsPlist
+public import SettingsFiles
 
 /// The schema of a settings type, found by reflection: every key with its type, default, range,
 /// allowed values, secret flag and former names, exported as JSON Schema (draft 2020-12).

@@ -4,6 +4,7 @@ public import FoundationEssentials
 public import Foundation
 #endif
 public import SettingsPlist
+import SettingsFiles
 import Synchronization
 
 // The volatile layer's two outside sources: NSUserDefaults-style `-key value` command-line

@@ -3,7 +3,8 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
-public import SettingsPlist
+import SettingsPlist
+public import SettingsFiles
 
 /// Where one key's value comes from: every layer's value, top to bottom, which one wins, the
 /// key's old names and why it has none. Its `description` is the human text (secrets redacted);
@@ -103,13 +104,22 @@ nonisolated extension SettingsStore {
     }
 
     /// Writes the manifest when it differs from the one on disk; a failure is a diagnostic
-    /// (on the store's executor).
+    /// (on the store's executor). It records the store's history limits when they are not the
+    /// defaults, so the `settings` tool keeps the history the program asked for; a store with
+    /// nothing to say (no files, renames, prefix, and the default limits) writes none where there
+    /// is none.
     func writeLayersManifest() {
         guard let url else { return }
-        let manifest = values.storage.locked { $0.sources.manifest }
+        var manifest = values.storage.locked { $0.sources.manifest }
+        if let options = persistence {
+            let defaults = PlistHistory.Limits()
+            if options.historyLimit != defaults.count { manifest.historyLimit = options.historyLimit }
+            if options.historyByteBudget != defaults.bytes { manifest.historyByteBudget = options.historyByteBudget }
+        }
         do {
             let target = try PlistFile.target(of: url.path).path
-            guard (try? PlistLayersManifest.read(beside: target)) != manifest else { return }
+            let onDisk = try? PlistLayersManifest.read(beside: target)
+            guard onDisk != manifest, onDisk != nil || manifest != PlistLayersManifest() else { return }
             // A first run: the file's directory does not exist yet. It is made as the first save
             // makes it (owner-only), so `settings explain` sees every layer from the first run on.
             try SettingsFile.createDirectory(of: target)

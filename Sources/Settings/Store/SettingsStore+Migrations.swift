@@ -4,6 +4,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import SettingsPlist
+import SettingsFiles
 
 nonisolated extension SettingsStore {
     /// Brings the user's values up to the current schema: runs the steps of `migrations` numbered

@@ -4,6 +4,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import SettingsPlist
+import SettingsFiles
 import Synchronization
 
 /// Where a store's layers came from, for ``SettingsStore/explain(_:)`` and the `layers.plist`

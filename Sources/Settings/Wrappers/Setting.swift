@@ -1,4 +1,5 @@
 import SettingsPlist
+public import SettingsFiles
 
 /// A typed setting stored in a ``SettingsStore``, usable on `struct` and class properties.
 ///

@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import Foundation
 import Settings
 import SettingsPlist
@@ -23,6 +26,32 @@ func builtExecutable(_ name: String) -> URL {
     var dir = URL(filePath: CommandLine.arguments[0]).deletingLastPathComponent()
     while dir.path.contains(".xctest") { dir = dir.deletingLastPathComponent() }
     return dir.appending(path: name)
+}
+
+/// A TCP port on the loopback interface that nothing listens on now: the kernel picks it (bind
+/// to port 0), and the socket is closed before the port is handed out, for a test's service.
+func freePort() throws -> Int {
+    let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    guard socket >= 0 else { throw SocketError(call: "socket", code: errno) }
+    defer { close(socket) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_port = 0
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    let bound = withUnsafeMutablePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
+            bind(socket, pointer, length) == 0 && getsockname(socket, pointer, &length) == 0
+        }
+    }
+    guard bound else { throw SocketError(call: "bind", code: errno) }
+    return Int(UInt16(bigEndian: address.sin_port))
+}
+
+/// A socket call that failed, with its `errno`.
+struct SocketError: Error {
+    let call: String
+    let code: Int32
 }
 
 /// The magic bytes of swift-configuration's compatibility suite (`[UInt8].magic`, `.magic2`).

@@ -4,6 +4,7 @@ public import Observation
 public import ServiceLifecycle
 public import Settings
 import SettingsPlist
+import SettingsFiles
 import Synchronization
 
 /// Syncs the user layer of a file-backed ``Settings/SettingsStore`` with other devices through a

@@ -3,6 +3,7 @@ import Logging
 import PostgresNIO
 import Settings
 import SettingsPlist
+import SettingsFiles
 import Synchronization
 
 /// A failure that ends a connection.

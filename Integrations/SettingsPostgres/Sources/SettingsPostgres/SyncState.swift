@@ -1,6 +1,7 @@
 import Foundation
 import Settings
 import SettingsPlist
+import SettingsFiles
 
 /// What this device knows about one leaf: the last-writer-wins register it holds.
 struct LeafRegister: Sendable, Hashable {

@@ -1,6 +1,7 @@
 import Foundation
 import Settings
 import SettingsPlist
+import SettingsFiles
 import Testing
 @testable import SettingsPostgres
 

@@ -1,3 +1,4 @@
+import SettingsPlist
 /// How an environment variable's name spells a key path, shared by the `Settings` library (which
 /// reads `PREFIX_KEY=value` variables) and the `settings` tool (which shows them in `explain`).
 package enum EnvironmentName {

@@ -3,6 +3,7 @@ public import FoundationEssentials
 #else
 public import Foundation
 #endif
+public import SettingsPlist
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -32,7 +33,7 @@ public struct PlistGeneration: Hashable, Sendable {
     /// The file's contents as saved.
     ///
     /// - Returns: the dictionary.
-    /// - Throws: ``PlistError`` when the kept bytes do not parse, ``PlistFile/Failure`` when the
+    /// - Throws: `PlistError` when the kept bytes do not parse, ``PlistFile/Failure`` when the
     ///   root is not a dictionary.
     public func contents() throws -> PlistDictionary {
         guard case .dictionary(let dictionary) = try PlistValue(decoding: bytes) else {
@@ -91,7 +92,8 @@ public enum PlistHistory {
     ///   - writer: who saves it.
     ///   - target: the settings file (after the link rule).
     ///   - limits: how much history to keep.
-    /// - Returns: the new generation's number, or `nil` when `limits` keep none.
+    /// - Returns: the new generation's number, or `nil` when `limits` keep none (then every
+    ///   generation already kept is removed).
     /// - Throws: ``PlistFile/Failure`` when it cannot be written (the settings file must then not
     ///   be replaced either, or the history would miss a version).
     @discardableResult
@@ -128,7 +130,12 @@ public enum PlistHistory {
     @discardableResult
     package static func keep(_ bytes: Data, changed: [[String]], by writer: PlistProvenance, for target: String,
                              limits: Limits, known: inout Known) throws(PlistFile.Failure) -> Int? {
-        guard limits.count > 0 else { return nil }
+        guard limits.count > 0 else {
+            // A limit of 0 keeps nothing, including what was kept while the limit was higher.
+            removeAll(for: target)
+            known = Known()
+            return nil
+        }
         guard bytes.count <= PlistFile.maximumSize else {
             // A file that large is never written (no reader would load it): neither is its generation.
             throw PlistFile.tooLarge(bytes.count)
@@ -184,6 +191,18 @@ public enum PlistHistory {
         known.numbers.removeAll { $0 == number }
         known.sizes[number] = nil
         if known.newest?.number == number { known = Known() }  // list again at the next save
+    }
+
+    /// Removes every generation kept beside `target` (and the temporary files of writers killed
+    /// while keeping one): what a history limit of 0 asks for. Nothing is removed from a
+    /// companion directory that is not safe to use (another user's, a link).
+    ///
+    /// - Parameter target: the settings file (after the link rule).
+    public static func removeAll(for target: String) {
+        guard let directory = (try? existingDirectory(for: target)) ?? nil else { return }
+        let (numbers, temporary) = listing(directory)
+        for name in temporary { unlink(directory + "/" + name) }
+        for n in numbers { unlink(directory + "/\(n).plist") }
     }
 
     /// The generations kept beside `target`, oldest first (empty when there are none). A

@@ -1,3 +1,4 @@
+package import SettingsPlist
 // The secret-name rule and the redaction of property-list values, shared by the `Settings`
 // library (`SettingsSecrets`, errors, diagnostics) and the `settings` tool (`--show-secrets`).
 

@@ -1,3 +1,4 @@
+import SettingsPlist
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)

@@ -1,7 +1,9 @@
+public import SettingsPlist
 // `layers.plist`: what a running program laid over and under a plist file it keeps (the files
-// read below and above it, the keys it renamed, the environment prefix it reads), written by
-// the program into the file's companion directory so that another process (a command-line tool)
-// can see the same layers. Generic: it names files and keys, nothing more.
+// read below and above it, the keys it renamed, the environment prefix it reads, and how much
+// history of the file it keeps), written by the program into the file's companion directory so
+// that another process (a command-line tool) can see the same layers and keep the same history.
+// Generic: it names files, keys and limits, nothing more.
 
 /// The layers a program keeps around one plist file, as written to `layers.plist` in the file's
 /// companion directory (``PlistFile/companionDirectory(for:)``).
@@ -48,6 +50,17 @@ public struct PlistLayersManifest: Hashable, Sendable {
     public var renames: [Rename] = []
     /// The prefix of the environment variables read (`MYAPP` for `MYAPP_TIMEOUT`), if any.
     public var environmentPrefix: String?
+    /// How many generations of the file the program keeps in its history (0: none), when it
+    /// says; a tool that edits the file keeps the same (``PlistHistory/Limits``).
+    public var historyLimit: Int?
+    /// The most bytes the program lets the file's history take, when it says.
+    public var historyByteBudget: Int?
+
+    /// The history limits the program asked for (the defaults for what it does not say).
+    public var historyLimits: PlistHistory.Limits {
+        let defaults = PlistHistory.Limits()
+        return PlistHistory.Limits(count: historyLimit ?? defaults.count, bytes: historyByteBudget ?? defaults.bytes)
+    }
 
     /// An empty manifest.
     public init() {}
@@ -61,13 +74,15 @@ public struct PlistLayersManifest: Hashable, Sendable {
             .dictionary(["key": .string(rename.key), "formerly": .array(rename.formerly.map(PlistValue.string))])
         })
         if let environmentPrefix { dict["environmentPrefix"] = .string(environmentPrefix) }
+        if let historyLimit { dict["historyLimit"] = .integer(PlistInteger(Int64(historyLimit))) }
+        if let historyByteBudget { dict["historyByteBudget"] = .integer(PlistInteger(Int64(historyByteBudget))) }
         return .dictionary(dict)
     }
 
     /// Reads a manifest from its plist form; entries of the wrong type are refused.
     ///
     /// - Parameter plist: the file's root value.
-    /// - Throws: ``PlistError`` (`.typeMismatch`) naming the entry that is not what it should be.
+    /// - Throws: `PlistError` (`.typeMismatch`) naming the entry that is not what it should be.
     public init(plist: PlistValue) throws(PlistError) {
         guard case .dictionary(let dict) = plist else { throw Self.malformed("the root is not a dictionary") }
         defaultsFiles = try Self.strings(dict["defaultsFiles"], "defaultsFiles")
@@ -82,6 +97,8 @@ public struct PlistLayersManifest: Hashable, Sendable {
             guard let text = prefix.stringValue else { throw Self.malformed("environmentPrefix is not a string") }
             environmentPrefix = text
         }
+        historyLimit = try Self.count(dict["historyLimit"], "historyLimit")
+        historyByteBudget = try Self.count(dict["historyByteBudget"], "historyByteBudget")
     }
 
     /// The earlier names of `key`, or none.
@@ -105,7 +122,7 @@ public struct PlistLayersManifest: Hashable, Sendable {
     /// - Parameter target: the plist file, after the link rule (``PlistFile/target(of:)``).
     /// - Returns: the manifest, or `nil` when there is none.
     /// - Throws: ``PlistFile/Failure`` for an unsafe companion directory or an unreadable file;
-    ///   ``PlistError`` for one that does not parse or is malformed.
+    ///   `PlistError` for one that does not parse or is malformed.
     public static func read(beside target: String) throws -> PlistLayersManifest? {
         guard let directory = try PlistFile.existingCompanionDirectory(for: target),
               let contents = try PlistFile.read(directory + "/" + fileName, limit: sizeLimit, followingLinks: false) else { return nil }
@@ -116,7 +133,7 @@ public struct PlistLayersManifest: Hashable, Sendable {
     /// the companion directory when needed.
     ///
     /// - Parameter target: the plist file, after the link rule.
-    /// - Throws: ``PlistFile/Failure`` or ``PlistError``.
+    /// - Throws: ``PlistFile/Failure`` or `PlistError`.
     public func write(beside target: String) throws {
         let directory = try PlistFile.makeCompanionDirectory(for: target)
         _ = try PlistFile.replace(directory + "/" + Self.fileName, with: plist.encodedBytes(as: .xml), permissions: 0o600)
@@ -131,6 +148,15 @@ public struct PlistLayersManifest: Hashable, Sendable {
             strings.append(text)
         }
         return strings
+    }
+
+    /// A count that is not negative (a larger one than `Int` holds is `Int.max`), or `nil` when absent.
+    private static func count(_ value: PlistValue?, _ name: String) throws(PlistError) -> Int? {
+        guard let value else { return nil }
+        guard case .integer(let n) = value, !n.description.hasPrefix("-") else {
+            throw malformed("\(name) is not a whole number of at least 0")
+        }
+        return n.intValue ?? Int.max
     }
 
     private static func malformed(_ detail: String) -> PlistError {

@@ -1,5 +1,6 @@
 import Foundation
 @testable import SettingsPlist
+@testable import SettingsFiles
 import SettingsTestSupport
 import Testing
 

@@ -3,12 +3,13 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+public import SettingsPlist
 
 /// A JSON Schema (draft 2020-12) over property-list values: the subset a settings file needs,
 /// checked without recursion, with messages that name the key path, the value and the rule.
 ///
 /// The schema is a JSON document read as a property list (objects as dictionaries, whole
-/// numbers as integers). A value is checked as its JSON form, the one ``PlistValue/jsonInstanceText()``
+/// numbers as integers). A value is checked as its JSON form, the one `PlistValue/jsonInstanceText()`
 /// writes: dictionaries are objects, arrays arrays, integers and reals numbers, Booleans
 /// Booleans, and dates and data are strings (ISO 8601 and base64).
 ///
@@ -181,16 +182,22 @@ public struct PlistSchema: Sendable, Equatable {
     /// - Parameter value: the document, usually a settings file's root dictionary.
     /// - Returns: the violations; empty when the value fits.
     public func violations(of value: PlistValue) -> [Violation] {
+        violations(of: value, showingSecrets: false)
+    }
+
+    /// ``violations(of:)``; with `showingSecrets`, secret values are described as they are, not
+    /// `<redacted>` (to tell two violations apart, never to print them).
+    package func violations(of value: PlistValue, showingSecrets: Bool) -> [Violation] {
         var found: [Violation] = []
         var pending: [(schema: PlistValue, value: PlistValue, path: String, secret: Bool)] = [(root, value, "", false)]
         while let (node, value, path, inheritedSecret) = pending.popLast() {
             guard case .dictionary(let schema) = node else {
-                if node == .bool(false) { found.append(Violation(keyPath: path, value: Self.shown(value, secret: inheritedSecret), rule: "the schema false")) }
+                if node == .bool(false) { found.append(Violation(keyPath: path, value: Self.shown(value, secret: inheritedSecret && !showingSecrets), rule: "the schema false")) }
                 continue
             }
             let secret = inheritedSecret || schema["x-secret"] == .bool(true)
             func fail(_ keyword: String) {
-                found.append(Violation(keyPath: path, value: Self.shown(value, secret: secret), rule: Self.rule(keyword, schema[keyword] ?? .bool(true))))
+                found.append(Violation(keyPath: path, value: Self.shown(value, secret: secret && !showingSecrets), rule: Self.rule(keyword, schema[keyword] ?? .bool(true))))
             }
             if let type = schema["type"] {
                 let names = (type.arrayValue ?? [type]).compactMap(\.stringValue)
@@ -218,7 +225,7 @@ public struct PlistSchema: Sendable, Equatable {
             case .dictionary(let dictionary):
                 let properties = schema["properties"]?.dictionaryValue ?? PlistDictionary()
                 for name in schema["required"]?.arrayValue?.compactMap(\.stringValue) ?? [] where dictionary[name] == nil {
-                    found.append(Violation(keyPath: path, value: Self.shown(value, secret: secret),
+                    found.append(Violation(keyPath: path, value: Self.shown(value, secret: secret && !showingSecrets),
                                            rule: Self.rule("required", schema["required"] ?? []) + " (no key '\(name)')"))
                 }
                 var children: [(PlistValue, PlistValue, String, Bool)] = []
@@ -229,7 +236,7 @@ public struct PlistSchema: Sendable, Equatable {
                         children.append((property, child, childPath, childSecret))
                     } else if let additional = schema["additionalProperties"] {
                         guard additional != .bool(false) else {
-                            found.append(Violation(keyPath: childPath, value: Self.shown(child, secret: childSecret),
+                            found.append(Violation(keyPath: childPath, value: Self.shown(child, secret: childSecret && !showingSecrets),
                                                    rule: "\"additionalProperties\": false (no key '\(key)' in \"properties\")"))
                             continue
                         }
@@ -334,24 +341,5 @@ public struct PlistSchema: Sendable, Equatable {
             text = describe(value)
         }
         return "\"\(keyword)\": \(text)"
-    }
-}
-
-extension PlistValue {
-    /// The value as the JSON document a JSON Schema validator checks against a ``PlistSchema``:
-    /// plain JSON as ``jsonText()`` writes it, with dates as ISO 8601 strings
-    /// (`"2026-01-31T09:30:00Z"`) and data as base64 strings, which have no plain JSON form.
-    ///
-    /// ```swift
-    /// let value: PlistValue = ["seen": .date(Date(timeIntervalSinceReferenceDate: 0))]
-    /// try value.jsonInstanceText()   // {\n  "seen": "2001-01-01T00:00:00Z"\n}
-    /// ```
-    ///
-    /// - Throws: ``PlistError/Code/unencodable`` for a UID or a real that is not finite, with its
-    ///   key path in ``PlistError/codingPath``.
-    public func jsonInstanceText() throws(PlistError) -> String {
-        var out: [UInt8] = []
-        try PlainJSONWriter.write(self, path: "", indent: 0, datesAndDataAsText: true, into: &out)
-        return String(decoding: out, as: UTF8.self)
     }
 }

@@ -3,6 +3,7 @@ public import FoundationEssentials
 #else
 public import Foundation
 #endif
+public import SettingsPlist
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)

@@ -1,3 +1,4 @@
+public import SettingsPlist
 /// Where one key's value comes from in a stack of plist layers: every layer's value for the key,
 /// top to bottom, which one wins, and why there is none. The text and JSON that a program's
 /// `explain` and the `settings explain` tool print, built in one place.
@@ -145,7 +146,7 @@ public struct PlistLayerReport: Hashable, Sendable, CustomStringConvertible {
         return .dictionary(dict)
     }
 
-    /// The report as JSON (``plist`` through ``PlistValue/typedJSON()``'s plain cousin): dates
+    /// The report as JSON (``plist`` through `PlistValue/typedJSON()`'s plain cousin): dates
     /// and data, which plain JSON cannot hold, are given as their property-list text.
     public var jsonText: String {
         (try? plist.jsonText()) ?? (try? Self.jsonSafe(plist).jsonText()) ?? "{}"
