@@ -259,7 +259,7 @@ struct StoreLifetimeTests {
         let child = try Child(["forget-and-exit", dir.file().path, "5000"])
         #expect(await child.finished())
         #expect(child.process.terminationStatus == 0)
-        let saved = try PlistValue(contentsOf: dir.file())
+        let saved = try #require(try? PlistValue(contentsOf: dir.file()), "not saved; stderr: \(child.stderr)")
         #expect(saved.dictionaryValue?.count == 5000)
     }
 

@@ -160,7 +160,9 @@ final class SaveRound: Sendable {
     /// saved, or no save finished for `stall` (each store's own wait is bounded, so a round
     /// that stops making progress is one waiting for something that will not come).
     func finish(stalledFor stall: Duration) -> Outcome {
-        var seen = progress.load(ordering: .relaxed)
+        // A whole period with no store finished, seen twice: a save that is merely slow (a large
+        // file, an fsync on a busy disk) finishes within one more period.
+        var seen = -1
         while done.wait(timeout: .now() + .nanoseconds(Int(clamping: Self.nanoseconds(stall)))) == .timedOut {
             let now = progress.load(ordering: .relaxed)
             if now == seen { break }
