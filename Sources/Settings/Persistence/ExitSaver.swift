@@ -4,6 +4,9 @@ import FoundationEssentials
 import Foundation
 #endif
 import Synchronization
+#if canImport(Darwin)
+import Dispatch
+#endif
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -22,6 +25,11 @@ import Darwin
 /// The thread starts when a store first gains unsaved changes (``PendingSaves/add(_:)``) and
 /// ends a second after none is left, so a process whose stores are all saved keeps no thread.
 enum ExitSaver {
+    #if canImport(Darwin)
+    /// Darwin has no unnamed POSIX semaphores (`sem_init` fails there): Dispatch's, whose signal
+    /// neither allocates nor takes a lock either. `[0]` wakes the thread, `[1]` says it is done.
+    private static let semaphores = [DispatchSemaphore(value: 0), DispatchSemaphore(value: 0)]
+    #else
     /// Two POSIX semaphores, made once: `[0]` wakes the thread for the exit save, `[1]` says it
     /// is done. `sem_post` and `sem_timedwait` neither allocate nor take a lock a thread can hold.
     ///
@@ -34,6 +42,7 @@ enum ExitSaver {
         sem_init(pair + 1, 0, 0)
         return pair
     }()
+    #endif
     /// ``stopped`` (no thread), ``running`` or ``exiting`` (the hook asked for the save): one
     /// atomic, so the thread's decision to end and the hook's request never cross.
     private static let phase = Atomic(0)
@@ -76,11 +85,11 @@ enum ExitSaver {
     /// The thread: waits for the exit hook; a second after no store is pending, it ends.
     private static func run() {
         while true {
-            if wait(semaphores, nanoseconds: linger) {
+            if wait(0, nanoseconds: linger) {
                 guard phase.load(ordering: .acquiring) == exiting else { continue }
                 progress.add(1, ordering: .releasing)  // awake
                 PendingSaves.saveAll(within: nil, when: "at exit") { progress.add(1, ordering: .releasing) }
-                sem_post(semaphores + 1)
+                post(1)
                 return
             }
             let ended = PendingSaves.endSaverIfIdle {
@@ -96,13 +105,13 @@ enum ExitSaver {
         guard phase.compareExchange(expected: running, desired: exiting, ordering: .acquiringAndReleasing).exchanged else {
             return  // no thread: no store has unsaved changes
         }
-        sem_post(semaphores)
+        post(0)
         // Twice the stores' own bound and five seconds more: the saver reports a stalled store
         // itself well before; this only ends a saver that cannot run at all (a lock the
         // interrupted thread holds), on a machine that may be very busy.
         let bound = stall.load(ordering: .relaxed) * 2 + 5_000_000_000
         var seen = progress.load(ordering: .acquiring)
-        while !wait(semaphores + 1, nanoseconds: bound) {
+        while !wait(1, nanoseconds: bound) {
             let now = progress.load(ordering: .acquiring)
             if now == seen {
                 let message: StaticString = "settings: warning: exit: the unsaved settings could not be saved in time (exit() called from a signal handler while the thread held the allocator's or a store's lock?); they are lost\n"
@@ -113,8 +122,21 @@ enum ExitSaver {
         }
     }
 
-    /// Waits on `semaphore` for at most `nanoseconds`; `true` when it was posted.
-    private static func wait(_ semaphore: UnsafeMutablePointer<sem_t>, nanoseconds: Int64) -> Bool {
+    /// Posts semaphore `index`.
+    private static func post(_ index: Int) {
+        #if canImport(Darwin)
+        semaphores[index].signal()
+        #else
+        sem_post(semaphores + index)
+        #endif
+    }
+
+    /// Waits on semaphore `index` for at most `nanoseconds`; `true` when it was posted.
+    private static func wait(_ index: Int, nanoseconds: Int64) -> Bool {
+        #if canImport(Darwin)
+        return semaphores[index].wait(timeout: .now() + .nanoseconds(Int(nanoseconds))) == .success
+        #else
+        let semaphore = semaphores + index
         var deadline = timespec()
         clock_gettime(CLOCK_REALTIME, &deadline)
         let total = Int64(deadline.tv_nsec) + nanoseconds
@@ -124,5 +146,6 @@ enum ExitSaver {
             if errno != EINTR { return false }
         }
         return true
+        #endif
     }
 }
