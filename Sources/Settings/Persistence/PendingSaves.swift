@@ -88,7 +88,8 @@ enum PendingSaves {
             // A caller's bound is also how long each save may wait for another process's lock.
             let round = SaveRound(ready, lockWait: bound.map { $0 - (ContinuousClock.now - start) }, onProgress: progress)
             progress()  // the stores are gathered and saving
-            let outcome = bound.map { round.finish(within: $0 - (ContinuousClock.now - start)) } ?? round.finish(stalledFor: exitStall(ready))
+            let outcome = bound.map { round.finish(within: $0 - (ContinuousClock.now - start)) }
+                ?? round.finish(stalledFor: exitStall(ready), stuck: isStuck, stillSaving: progress)
             for (store, error) in outcome.failures {
                 given.insert(ObjectIdentifier(store))
                 // A save that never finished, on a store whose lock is still not free: its lock is
@@ -101,6 +102,12 @@ enum PendingSaves {
                 }
             }
         }
+    }
+
+    /// Whether `store`'s lock is held by a thread that will not release it (still held after
+    /// ``lockPatience``): the exiting thread, called from a signal handler or a callback.
+    private static func isStuck(_ store: SettingsStore) -> Bool {
+        tryLocking(patience: lockPatience, { store.values.storage.withLockIfAvailable { _ in true } }) == nil
     }
 
     /// Calls `attempt` until it gives a value or `patience` has passed.

@@ -159,13 +159,24 @@ final class SaveRound: Sendable {
     /// Waits, blocking the calling thread, while saves keep finishing: until every store is
     /// saved, or no save finished for `stall` (each store's own wait is bounded, so a round
     /// that stops making progress is one waiting for something that will not come).
-    func finish(stalledFor stall: Duration) -> Outcome {
-        // A whole period with no store finished, seen twice: a save that is merely slow (a large
-        // file, an fsync on a busy disk) finishes within one more period.
+    ///
+    /// A round that stalls is given up only when a store it waits for is `stuck` (its lock held
+    /// by a thread that will not release it); stores that are merely slow (a large file, a busy
+    /// disk, a sanitizer) are waited for, up to `patience` in all, calling `stillSaving` each
+    /// period (every store's own waits are bounded, so a slow round ends).
+    func finish(stalledFor stall: Duration, stuck: (SettingsStore) -> Bool = { _ in true },
+                patience: Duration = .seconds(60), stillSaving: () -> Void = {}) -> Outcome {
+        let start = ContinuousClock.now
+        // A whole period with no store finished, seen twice, before anything is looked at.
         var seen = -1
         while done.wait(timeout: .now() + .nanoseconds(Int(clamping: Self.nanoseconds(stall)))) == .timedOut {
             let now = progress.load(ordering: .relaxed)
-            if now == seen { break }
+            if now == seen {
+                let waiting = state.locked { Array($0.remaining.values) }
+                if ContinuousClock.now - start > patience || waiting.contains(where: stuck) { break }
+                stillSaving()
+                continue
+            }
             seen = now
         }
         return end("with no save finished for \(stall)")
