@@ -53,7 +53,7 @@ extension SettingsDiagnostic.Kind {
     var logLevel: Logger.Level {
         switch self {
         case .fileError, .writeRefused: .error
-        case .typeMismatch, .invalidOverride, .deprecatedKey: .warning
+        case .typeMismatch, .invalidOverride, .deprecatedKey, .renameConflict: .warning
         case .missingDefault, .ruleApplied: .notice
         }
     }
