@@ -154,7 +154,7 @@ public enum SettingsConformance {
         var defaults = PlistDictionary()
         for key in schema.keys {
             guard let value = key.defaultValue else { continue }
-            _ = defaults.setDefault(value, at: key.key.components)
+            defaults.setValue(value, at: key.key.components[...])  // the store's own key-path rule
         }
         let problems = checker.violations(of: .dictionary(defaults)).map { "a default breaks the schema: \($0)" }
         if !problems.isEmpty { throw SettingsConformanceFailure(subject: subject, problems: problems) }
@@ -181,21 +181,5 @@ public struct SettingsConformanceFailure: Error, CustomStringConvertible, Sendab
     /// `Theme: 1 problem`, then one line per problem.
     public var description: String {
         (["\(subject): \(problems.count) problem\(problems.count == 1 ? "" : "s")"] + problems.map { "- \($0)" }).joined(separator: "\n")
-    }
-}
-
-extension PlistDictionary {
-    /// Sets `value` at a key path, making the dictionaries on the way (used to lay out defaults).
-    fileprivate mutating func setDefault(_ value: PlistValue, at path: [String]) -> Bool {
-        guard let first = path.first else { return false }
-        if path.count == 1 {
-            self[first] = value
-            return true
-        }
-        var child: PlistDictionary
-        if case .dictionary(let existing)? = self[first] { child = existing } else { child = PlistDictionary() }
-        guard child.setDefault(value, at: Array(path.dropFirst())) else { return false }
-        self[first] = .dictionary(child)
-        return true
     }
 }

@@ -42,18 +42,18 @@ fileprivate func sample_Persistence_236() async throws {
     store.diagnosticsHandler = { diagnostic in print("settings: \(diagnostic)") }
 }
 
-// Docs/Persistence.md:283
-fileprivate func sample_Persistence_283() async throws {
+// Docs/Persistence.md:287
+fileprivate func sample_Persistence_287() async throws {
     SettingsStore.saveOnTermination()              // SIGTERM, SIGINT, SIGHUP; at most 5 s
 }
 
-// Docs/Persistence.md:299
-fileprivate func sample_Persistence_299() async throws {
+// Docs/Persistence.md:303
+fileprivate func sample_Persistence_303() async throws {
     try await SettingsStore.flushAll(timeout: .seconds(5))
 }
 
-// Docs/Persistence.md:390
-fileprivate func sample_Persistence_390() async throws {
+// Docs/Persistence.md:394
+fileprivate func sample_Persistence_394() async throws {
     if let problem = store.loadError {
         print(problem)   // /home/ada/.config/App/settings.plist:3:3: unknown tag <integr> (moved aside to ...corrupt-20261123T101502.123Z; using defaults)
     }

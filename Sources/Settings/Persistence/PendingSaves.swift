@@ -26,7 +26,7 @@ enum PendingSaves {
 
     static func add(_ store: SettingsStore) {
         _ = installed
-        let limit = FlushRetry(store).limit
+        let limit = FlushRetry.limit(of: store)  // not FlushRetry(store): that builds the path's text
         let start = stores.locked { s -> Bool in
             s[ObjectIdentifier(store)] = store
             ExitSaver.noteStall(limit)
@@ -64,7 +64,7 @@ enum PendingSaves {
     /// the longest time a pending store's flush may wait (its lock timeout plus twice its settle
     /// delay), plus one second.
     static func exitStall(_ stores: [SettingsStore]) -> Duration {
-        stores.map { FlushRetry($0).limit }.max().map { $0 + .seconds(1) } ?? .zero
+        stores.map(FlushRetry.limit(of:)).max().map { $0 + .seconds(1) } ?? .zero
     }
 
     /// Saves every pending store concurrently, in passes: writes that other threads make

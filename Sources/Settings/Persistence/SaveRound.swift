@@ -41,6 +41,8 @@ final class SaveRound: Sendable {
         var ended = false
         /// The time ran out (the asynchronous wait's timer fired).
         var timedOut = false
+        /// The CPU clock of the thread saving each store, and its time when last looked at.
+        var workers: [ObjectIdentifier: (clock: clockid_t, used: Int64)] = [:]
     }
 
     private let state: Mutex<State>
@@ -111,6 +113,9 @@ final class SaveRound: Sendable {
             return
         }
         store.executor.submit { [self] in
+            if let clock = Self.threadCPUClock() {
+                state.locked { $0.workers[ObjectIdentifier(store)] = (clock, Self.cpuTime(clock)) }
+            }
             do throws(SettingsError) {
                 try store.flushNow(waitingAtMost: lockWait)
                 finished(store, nil)
@@ -173,13 +178,47 @@ final class SaveRound: Sendable {
             let now = progress.load(ordering: .relaxed)
             if now == seen {
                 let waiting = state.locked { Array($0.remaining.values) }
-                if ContinuousClock.now - start > patience || waiting.contains(where: stuck) { break }
+                if ContinuousClock.now - start > patience || waiting.contains(where: stuck) || !workersRan() { break }
                 stillSaving()
                 continue
             }
             seen = now
         }
         return end("with no save finished for \(stall)")
+    }
+
+    /// Whether a thread saving a store of this round used the CPU since this was last asked: a
+    /// save that is slow computes or waits for the disk; one that waits for a lock the exiting
+    /// thread holds (the allocator's, after `exit()` from a signal handler that interrupted
+    /// `malloc`) uses none. Where threads' CPU clocks cannot be read, every save counts as running.
+    private func workersRan() -> Bool {
+        state.locked { s in
+            guard !s.workers.isEmpty else { return Self.threadCPUClock() == nil }
+            var ran = false
+            for (id, worker) in s.workers where s.remaining[id] != nil {
+                let used = Self.cpuTime(worker.clock)
+                if used > worker.used { ran = true }
+                s.workers[id] = (worker.clock, used)
+            }
+            return ran
+        }
+    }
+
+    /// The calling thread's CPU clock, where the platform has one per thread.
+    private static func threadCPUClock() -> clockid_t? {
+        #if canImport(Glibc) || canImport(Musl)
+        var clock = clockid_t()
+        return pthread_getcpuclockid(pthread_self(), &clock) == 0 ? clock : nil
+        #else
+        return nil
+        #endif
+    }
+
+    /// The CPU time a thread's clock shows, in nanoseconds.
+    private static func cpuTime(_ clock: clockid_t) -> Int64 {
+        var now = timespec()
+        guard clock_gettime(clock, &now) == 0 else { return 0 }
+        return Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec)
     }
 
     private static func nanoseconds(_ duration: Duration) -> Int64 {

@@ -180,12 +180,9 @@ extension SettingsFile {
 
     /// Removes the generation a save kept when the file then could not be replaced: history
     /// holds only saves that happened (a save that fails again and again keeps nothing).
-    mutating func discardGeneration(_ number: Int) {
-        PlistHistory.discard(number, for: resolvedTargetForHistory, known: &historyState.generations)
+    mutating func discardGeneration(_ number: Int, for target: String) {
+        PlistHistory.discard(number, for: target, known: &historyState.generations)
     }
-
-    /// The target history is kept for (the path as given when the link rule refuses it).
-    private var resolvedTargetForHistory: String { targetPath }
 
     /// After the file was replaced: publishes the log for ``SettingsStore/provenance(of:)``.
     func finishSave(merged: PlistDictionary) {

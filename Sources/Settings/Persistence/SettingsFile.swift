@@ -332,7 +332,7 @@ struct SettingsFile {
             return .saved(reconcile(merged))
         } catch {
             // A generation is kept only for a save that happens: the failed one's goes again.
-            if let kept { discardGeneration(kept) }
+            if let kept { discardGeneration(kept, for: target) }
             restore(batch)
             throw error
         }

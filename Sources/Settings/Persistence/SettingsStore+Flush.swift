@@ -79,8 +79,14 @@ struct FlushRetry {
     var busyPause = Duration.milliseconds(1)
 
     init(_ store: SettingsStore, limit: Duration? = nil) {
-        self.limit = limit ?? (store.persistence?.lockTimeout ?? .seconds(2)) + (store.persistence?.settleDelay ?? .zero) * 2
+        self.limit = limit ?? Self.limit(of: store)
         path = store.url?.path ?? "?"
+    }
+
+    /// The longest `store`'s flush waits by its own options: its lock timeout plus twice its
+    /// settle delay (no allocation: the exit saver asks it on the write path).
+    static func limit(of store: SettingsStore) -> Duration {
+        (store.persistence?.lockTimeout ?? .seconds(2)) + (store.persistence?.settleDelay ?? .zero) * 2
     }
 
     /// How long to pause before the next attempt, or `nil` when the flush is done.

@@ -26,7 +26,7 @@ extension PlistDictionary {
     ///
     /// - Returns: the previous value at the path.
     @discardableResult
-    mutating func setValue(_ newValue: PlistValue?, at path: ArraySlice<String>) -> PlistValue? {
+    package mutating func setValue(_ newValue: PlistValue?, at path: ArraySlice<String>) -> PlistValue? {
         guard let last = path.last else { return nil }
         if path.count == 1 { return replaceValue(newValue, forKey: last) }
         // Parents with the key their child was taken from, outermost first.

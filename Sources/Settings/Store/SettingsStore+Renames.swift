@@ -133,12 +133,14 @@ struct RenamedKeyMove: Sendable {
 }
 
 extension PlistDictionary {
-    /// Whether a value can be set at `path` without replacing another: every dictionary on the
-    /// way is missing or a dictionary, and the place itself is empty (or, when `overwriting`,
-    /// holds anything but a dictionary with keys of its own).
-    func canHold(_ path: [String], overwriting: Bool) -> Bool {
+    /// Whether a value can be set at `path` without replacing another once the value at
+    /// `removed` is gone: every dictionary on the way is missing or a dictionary, and the place
+    /// itself is empty (or, when `overwriting`, holds anything but a dictionary with keys of its
+    /// own). The removed value's place, and everything under it, counts as free.
+    func canHold(_ path: [String], overwriting: Bool, onceRemoved removed: [String]) -> Bool {
         var current = self
         for (index, component) in path.enumerated() {
+            if index == removed.count - 1, path[...index].elementsEqual(removed) { return true }
             guard let value = current[component] else { return true }
             if index == path.count - 1 {
                 guard overwriting else { return false }
@@ -177,16 +179,17 @@ extension SettingsStore.State {
                 continue
             }
             // The old name is removed first, then the new one set: the new key may lie under the
-            // old one (`proxy` -> `proxy/host`) or the old under the new.
-            var moved = self[layer]
-            _ = moved.setValue(nil, at: old.components[...])
-            guard moved.canHold(key.components, overwriting: overwriting) else {
+            // old one (`proxy` -> `proxy/host`) or the old under the new. Checked before anything
+            // changes, then done in place.
+            guard self[layer].canHold(key.components, overwriting: overwriting, onceRemoved: old.components) else {
                 let first = sources.reportedOldNames.insert("blocked\u{0}" + layer.name + "\u{0}" + old.path).inserted
                 moves.append(RenamedKeyMove(old: old, new: key, layer: layer, firstTime: first, outcome: .blocked))
                 continue
             }
-            _ = moved.setValue(value, at: key.components[...])
-            modify(layer) { $0 = moved }
+            modify(layer) { dict in
+                _ = dict.setValue(nil, at: old.components[...])
+                _ = dict.setValue(value, at: key.components[...])
+            }
             if layer == .user {
                 markDirtyKeepingAlive(key, store: store)
                 markDirtyKeepingAlive(old, store: store)
