@@ -263,7 +263,10 @@ struct ConvergenceTests {
         let good = a.sync.server
         a.sync.serverURL.withLock { $0.port = 1 }   // A goes offline (connection refused) and stays so
         try await withTestConnection(superuser: true) { conn in
-            try await conn.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'settings-sync'", logger: logger)
+            // The devices' sessions in this database only: every test shares the server, and an
+            // install in another test's own database (the admin tool's session is 'settings-sync'
+            // too) was ended by this, failing that test (57P01 at its COMMIT).
+            try await conn.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'settings-sync' AND datname = current_database()", logger: logger)
         }
         while let s = await statuses.next() {
             if case .offline = s { break }
