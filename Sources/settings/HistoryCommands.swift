@@ -54,7 +54,7 @@ enum HistoryCommand: Command {
     static func purge(_ domain: Domain, target: String) throws(CLIError) {
         let count: Int
         do {
-            count = try PlistHistory.list(for: target).count
+            count = try PlistHistory.summaries(for: target).count  // counted without reading every kept file whole
         } catch {
             throw .failure("\(domain.path): cannot read its history: \(error)")
         }
