@@ -227,3 +227,11 @@ extension PlistValue: CustomStringConvertible {
         }
     }
 }
+
+extension PlistValue {
+    /// The type name with its article, for messages: `an array`, `a string`.
+    package var typeNameWithArticle: String {
+        let name = typeName
+        return (name.first.map { "aeiou".contains($0) } ?? false ? "an " : "a ") + name
+    }
+}

@@ -142,26 +142,29 @@ struct Domain {
 
     static func dictionary(_ value: PlistValue, path: String) throws(CLIError) -> PlistDictionary {
         guard case .dictionary(let dictionary) = value else {
-            throw .failure("\(path): the root is \(value.typeNameWithArticle), expected a dictionary")
+            throw .failure("\(path): the root is \(value.kindWithArticle), expected a dictionary")
         }
         return dictionary
     }
 
-    /// Changes the domain's file as the Settings library saves one: under the library's advisory
-    /// lock, `body` edits the file's current contents, and the result replaces the file
-    /// atomically and durably, keeping its format, permissions and owner. A running program that
-    /// uses the domain sees the change (it reloads the file and announces the changed keys).
+    /// Changes the domain's file as the Settings library saves one: one
+    /// ``SettingsFileTransaction`` (the change every writer of a settings file makes). Under the
+    /// library's advisory lock, `body` edits the file's current contents, the change is checked
+    /// against the schema the program wrote beside the file, recorded in the file's history and
+    /// provenance, and the result replaces the file atomically and durably, keeping its format,
+    /// permissions and owner. A running program that uses the domain sees the change (it
+    /// reloads the file and announces the changed keys).
     ///
     /// A file that cannot be read or does not parse is refused with one line naming it (and the
     /// line and column): it is left exactly where and as it is. Nothing is written when `body`
     /// changes nothing (and `format` does not change the file's format). A change that would
     /// discard contents no generation holds is refused when that generation cannot be kept
-    /// (``keepHistory(target:original:result:bytes:origin:companion:limits:)``).
+    /// (``PlistRecorder/refusesUnkeptDiscard``).
     ///
     /// - Parameters:
     ///   - creating: whether a missing file is created (`write`, `import`); otherwise a missing
     ///     domain is an error.
-    ///   - origin: what the file's history and provenance record as the writer (HistoryCommands.swift).
+    ///   - origin: what the file's history and provenance record as the writer.
     ///   - format: the format to write (`create`, `convert`); `nil` keeps the file's own.
     func edit(creating: Bool, origin: PlistProvenance.Origin = .tool, format: PlistFormat? = nil,
               _ body: (inout PlistDictionary) throws(CLIError) -> Void) throws(CLIError) {
@@ -169,7 +172,8 @@ struct Domain {
         // the user's own), and the file is refused unless it is a property list: a planted
         // link never makes the tool replace a file that is not one.
         let target = try Files.target(of: path).path
-        // Refuse a malformed or unreadable file before anything else touches the directory.
+        // Refuse a malformed or unreadable file (or one in another syntax) before anything else
+        // touches the directory.
         let before = try existingContents(at: target)
         if before == nil && !creating { throw missing }
         // The companion directory (history, schema, the program's manifest): another user's is
@@ -178,45 +182,58 @@ struct Domain {
         // The schema the application wrote beside the file, if any: a change must fit it.
         let schema = companion.isUsable ? try SchemaFile.beside(target) : nil
         let manifest = companion.isUsable ? try? PlistLayersManifest.read(beside: target) : nil
-        if before == nil { try Files.createDirectories(for: target) }
-        let lock = try Files.lock(for: target, path: path, isApplication: isApplication)
-        defer { Files.unlock(lock, isApplication: isApplication) }
-        // Read again under the lock: another writer may have changed it meanwhile.
-        var syntax = InputSyntax.xml
-        var dictionary = PlistDictionary()
-        var existed = false
-        if case .missing = try Files.status(target) {
-            guard creating else { throw missing }
-        } else {
-            let input = try Input(file: target, named: path)
-            guard input.syntax.isPropertyListFile else {
-                throw .failure("\(path): it is \(input.syntax.name), not a property list; convert it first (settings convert xml1 \(path))")
+        var options = SettingsFileTransaction.Options()
+        options.lockWait = .upTo(.seconds(2))
+        // A lock file left beside a file that is not a domain would litter the user's folder;
+        // in a directory that is not the user's, a plain file is edited without one.
+        options.removesCreatedLockFile = !isApplication
+        options.lockOptionalWhereNotOwned = !isApplication
+        options.format = format
+        // History keeps what the program asked for (its layers.plist; a limit of 0 keeps nothing
+        // and removes what was kept).
+        var recorder: PlistRecorder? = keepsHistory(companion)
+            ? PlistRecorder(limits: manifest?.historyLimits ?? PlistHistory.Limits(), refusesUnkeptDiscard: true) : nil
+        var refusal: CLIError?
+        let outcome: SettingsFileTransaction.Outcome
+        do throws(SettingsFileTransaction.Failure) {
+            outcome = try SettingsFileTransaction.run(
+                at: path, options: options, known: nil, recorder: &recorder,
+                check: { (old, new) throws(SettingsFileTransaction.Failure) in
+                    do throws(CLIError) {
+                        try schema?.checkChange(from: old ?? PlistDictionary(), to: new, file: path, renames: manifest?.renames ?? [])
+                    } catch {
+                        refusal = error
+                        throw SettingsFileTransaction.Failure(.refused, target, "\(error)")
+                    }
+                }
+            ) { (current) throws(SettingsFileTransaction.Failure) -> SettingsFileTransaction.Edit? in
+                let existed = current.contents != nil
+                var dictionary = current.contents ?? PlistDictionary()
+                let original = dictionary
+                do throws(CLIError) {
+                    guard existed || creating else { throw missing }
+                    try body(&dictionary)
+                } catch {
+                    refusal = error
+                    throw SettingsFileTransaction.Failure(.refused, target, "\(error)")
+                }
+                let reformats = existed && format != nil && format != current.format
+                guard dictionary != original || !existed || reformats else { return nil }
+                return .init(contents: dictionary, changed: PlistProvenanceLog.changedLeaves(from: original, to: dictionary),
+                             writer: PlistProvenance.thisProcess(origin))
             }
-            syntax = input.syntax
-            dictionary = try Self.dictionary(input.value, path: path)
-            existed = true
-        }
-        let original = dictionary
-        try body(&dictionary)
-        let wanted: PlistFormat = format ?? (syntax == .binary ? .binary : .xml)
-        let reformats = existed && wanted != (syntax == .binary ? .binary : .xml)
-        guard dictionary != original || !existed || reformats else { return }
-        try schema?.checkChange(from: original, to: dictionary, file: path, renames: manifest?.renames ?? [])
-        var bytes: [UInt8]
-        do {
-            bytes = try PlistValue.dictionary(dictionary).encodedBytes(as: wanted)
         } catch {
-            guard wanted == .xml else { throw .failure(error.inFile(path).description) }
-            do {
-                bytes = try PlistValue.dictionary(dictionary).encodedBytes(as: .binary)
-                Console.error("\(path): saved as a binary property list, because XML cannot carry a value in it (\(error.message))")
-            } catch {
-                throw .failure(error.inFile(path).description)
-            }
+            if let refusal { throw refusal }
+            if case .malformed(_, let problem) = error.kind { throw .failure(problem.inFile(path).description) }
+            throw .failure("\(path): \(error.detail)")
         }
-        try keepHistory(target: target, original: existed ? original : nil, result: dictionary, bytes: bytes, origin: origin,
-                        companion: companion, limits: manifest?.historyLimits ?? PlistHistory.Limits())
-        try Files.replace(target, with: bytes, new: .ownerOnly)
+        guard case .written(let written) = outcome else { return }
+        if let reason = written.fellBackToBinary {
+            Console.error(SettingsFileTransaction.binaryFallbackMessage(path, reason))
+        }
+        if let problem = written.historyProblem {
+            Console.error("warning: \(path): \(problem); the change is made")
+        }
     }
 
     /// The companion directory (``PlistFile/companionDirectory(for:)``) beside a domain's file,
@@ -305,7 +322,7 @@ extension PlistDictionary {
             child = PlistDictionary()
         case let other?:
             let at = KeyPath(components: prefix + [first]).path
-            throw .failure("key '\(at)' holds \(other.typeNameWithArticle), not a dictionary")
+            throw .failure("key '\(at)' holds \(other.kindWithArticle), not a dictionary")
         }
         try child.setValue(value, at: rest, prefix: prefix + [first])
         _ = replaceValue(.dictionary(child), forKey: first)

@@ -150,7 +150,7 @@ enum WriteCommand: Command {
                 case nil: value = .array(added)
                 case .array(let items)?: value = .array(items + added)
                 case let other?:
-                    throw .failure("\(domain.path): key '\(key.path)' holds \(other.typeNameWithArticle), not an array; not changed")
+                    throw .failure("\(domain.path): key '\(key.path)' holds \(other.kindWithArticle), not an array; not changed")
                 }
             case "-dict-add"?:
                 let added = try typed("-dict", Array(rest.dropFirst()), domain: domain, key: key).dictionaryValue ?? PlistDictionary()
@@ -159,7 +159,7 @@ enum WriteCommand: Command {
                 case nil: dict = PlistDictionary()
                 case .dictionary(let d)?: dict = d
                 case let other?:
-                    throw .failure("\(domain.path): key '\(key.path)' holds \(other.typeNameWithArticle), not a dictionary; not changed")
+                    throw .failure("\(domain.path): key '\(key.path)' holds \(other.kindWithArticle), not a dictionary; not changed")
                 }
                 for (k, v) in added { _ = dict.replaceValue(v, forKey: k) }
                 value = .dictionary(dict)
@@ -264,7 +264,7 @@ enum RenameCommand: Command {
         try domain.edit(creating: false) { contents throws(CLIError) in
             guard let value = contents.value(at: old) else { throw domain.noValue(old, in: contents) }
             if !force, new.components != old.components, let existing = contents.value(at: new) {
-                throw .failure("\(domain.path): key '\(new.path)' already holds \(existing.typeNameWithArticle); not changed (--force replaces it)")
+                throw .failure("\(domain.path): key '\(new.path)' already holds \(existing.kindWithArticle); not changed (--force replaces it)")
             }
             do throws(CLIError) {
                 try contents.setValue(nil, at: old)

@@ -226,7 +226,7 @@ enum ExtractCommand: Command {
             case .array(let items): text = String(items.count)                 // as plutil: the count
             case .dictionary(let dict): text = dict.keys.joined(separator: "\n")  // as plutil: each key on a line
             case .uid:
-                throw .failure("\(file): the value at key path '\(keyPath.text)' is \(value.typeNameWithArticle); raw has no form for it (use xml1 or json)")
+                throw .failure("\(file): the value at key path '\(keyPath.text)' is \(value.kindWithArticle); raw has no form for it (use xml1 or json)")
             }
             bytes = Array((args.noNewline ? text : text + "\n").utf8)
         default:

@@ -117,23 +117,6 @@ enum Files {
         }
     }
 
-    /// Creates the directories of a new settings file, owner-only, as the library does.
-    static func createDirectories(for path: String) throws(CLIError) {
-        let directory = PlistFile.directory(of: path)
-        var s = stat()
-        if stat(directory, &s) == 0 {
-            guard (s.st_mode & S_IFMT) == S_IFDIR else {
-                throw .failure("\(path): cannot write file: \(directory) is not a directory")
-            }
-            return
-        }
-        guard errno == ENOENT else { throw .failure("\(path): cannot write file: \(directory): \(PlistFile.reason(errno))") }
-        try createDirectories(for: directory)
-        guard mkdir(directory, 0o700) == 0 || errno == EEXIST else {
-            throw .failure("\(path): cannot write file: cannot create \(directory): \(PlistFile.reason(errno))")
-        }
-    }
-
     /// Takes the advisory lock the Settings library takes before saving the settings file at
     /// `target` (``PlistFile/lockPath(for:)``, ``PlistFile/tryLock(_:)``), waiting up to two
     /// seconds for another process.

@@ -120,7 +120,7 @@ struct Input {
 
 extension PlistValue {
     /// `a string`, `an integer`, `an array`... for messages.
-    var typeNameWithArticle: String {
+    var kindWithArticle: String {
         let name = typeName == "dict" ? "dictionary" : typeName
         return ("aeiou".contains(name.first ?? "x") ? "an " : "a ") + name
     }

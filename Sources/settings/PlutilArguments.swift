@@ -196,7 +196,7 @@ struct DottedKeyPath {
                 guard var child = dict[component] else { throw notFound(upTo: i) }
                 if isLast {
                     guard case .array(var items) = child, let value else {
-                        throw .failure("-append: the value at key path '\(text)' is \(child.typeNameWithArticle), not an array")
+                        throw .failure("-append: the value at key path '\(text)' is \(child.kindWithArticle), not an array")
                     }
                     items.append(value)
                     child = .array(items)
@@ -225,7 +225,7 @@ struct DottedKeyPath {
                 var child = items[index]
                 if isLast {
                     guard case .array(var inner) = child, let value else {
-                        throw .failure("-append: the value at key path '\(text)' is \(child.typeNameWithArticle), not an array")
+                        throw .failure("-append: the value at key path '\(text)' is \(child.kindWithArticle), not an array")
                     }
                     inner.append(value)
                     child = .array(inner)
@@ -236,7 +236,7 @@ struct DottedKeyPath {
             }
             node = .array(items)
         default:
-            throw .failure("key path '\(text)': '\(components[..<i].joined(separator: "."))' is \(node.typeNameWithArticle), not a dictionary or array")
+            throw .failure("key path '\(text)': '\(components[..<i].joined(separator: "."))' is \(node.kindWithArticle), not a dictionary or array")
         }
     }
 }

@@ -41,73 +41,68 @@ extension SettingsModel {
     ///   file (the old file is then unchanged).
     public func save(to url: URL, format: PlistFormat? = nil) throws(SettingsError) {
         let path = url.path
-        let file: PlistFile.Target
+        let name: String
         do {
-            file = try PlistFile.target(of: path)
+            name = ModelFiles.name(of: try PlistFile.target(of: path).path)
         } catch {
             throw SettingsError(.invalidFile, path: path, detail: "not saved: \(error)")
         }
-        let target = file.path
-        let remembered = ModelFiles.memory(for: ModelFiles.name(of: target), as: Self.self)
-        if file.isThroughLink {
-            // Nothing is created beside a file a link leads to (not even the lock) before it is
-            // known to be a property list.
-            _ = try ModelFiles.readExisting(file, remembered: remembered?.file)
-        }
-        try SettingsFile.createDirectory(of: target)
-        let lock = try ModelFiles.lock(target)
-        // A model file is not a settings domain: a lock file this save had to create is removed
-        // again, while still held (every taker of the lock checks it still holds the file there).
-        defer { lock.release(removingFile: lock.created) }
-        // Under the lock: what is stored now, which another process may have saved since.
-        let (identity, existing, existingFormat, malformed) = try ModelFiles.readExisting(file, remembered: remembered?.file)
-        let changedElsewhere = remembered?.file != nil && remembered?.file?.identity != identity
-        let (dictionary, memory) = try ModelArchive<Self>.saving(
-            self, over: existing, memory: remembered, source: target, changedElsewhere: changedElsewhere)
-        // XML asked for by name is XML or an error; a file that is XML by default or by its
-        // existing format becomes binary when XML cannot carry a value (as the store's file does).
-        let bytes: Data
-        let written: PlistFormat
-        if let format {
-            do {
-                bytes = try PlistValue.dictionary(dictionary).encoded(as: format)
-            } catch {
-                throw SettingsError(.invalidFile, path: target, detail: "not saved: \(PlistError.reason(error))")
+        let remembered = ModelFiles.memory(for: name, as: Self.self)
+        // One change of the file (SettingsFileTransaction), as the store's saves and the tool make
+        // it; a model file is not a settings domain: it keeps no history, and a lock file this
+        // save had to create is removed again while still held.
+        var options = SettingsFileTransaction.Options()
+        options.lockWait = .upTo(PersistenceOptions().lockTimeout)
+        options.removesCreatedLockFile = true
+        options.malformed = .moveAside(ifStill: nil, keeping: ModelFiles.quarantineLimit)
+        options.format = format
+        var noRecorder: PlistRecorder?
+        var refusal: SettingsError?
+        var memory: ModelArchive<Self>.Memory?
+        let outcome: SettingsFileTransaction.Outcome
+        do throws(SettingsFileTransaction.Failure) {
+            outcome = try SettingsFileTransaction.run(
+                at: path, options: options,
+                known: remembered?.file.map { .init(identity: $0.identity, contents: $0.dictionary, format: $0.format) },
+                recorder: &noRecorder
+            ) { (current) throws(SettingsFileTransaction.Failure) -> SettingsFileTransaction.Edit? in
+                do throws(SettingsError) {
+                    let (dictionary, after) = try ModelArchive<Self>.saving(
+                        self, over: current.movedAside == nil ? current.contents : nil, memory: remembered,
+                        source: current.target, changedElsewhere: current.wasReread)
+                    memory = after
+                    return .init(contents: dictionary, changed: [], writer: PlistProvenance.thisProcess(.write))
+                } catch {
+                    refusal = error
+                    throw SettingsFileTransaction.Failure(.refused, current.target, error.description)
+                }
             }
-            written = format
-        } else {
-            let encoded = try SettingsFile.encode(dictionary, as: existingFormat ?? .xml, for: target)
-            (bytes, written) = (encoded.bytes, encoded.format)
-            if let reason = encoded.fellBack {
-                SettingsDiagnostics.report(SettingsDiagnostic(.fileError, SettingsFile.binaryFallbackMessage(target, reason)))
-            }
-        }
-        try SettingsFile.checkSize(bytes, limit: PlistFile.maximumSize, for: target)
-        if let identity, var problem = malformed {
-            let destination: String?
-            do {
-                destination = try SettingsFile.moveAside(malformed: target, identity, keeping: ModelFiles.quarantineLimit)
-            } catch {
-                problem.append(detail: "could not move it aside (\(error)); not saved")
-                throw problem
-            }
-            guard let destination else {
-                problem.append(detail: "it changed while being saved; not saved")
-                throw problem
-            }
-            problem.append(detail: "moved aside to \(destination); the model was written in its place")
-            SettingsDiagnostics.report(SettingsDiagnostic(.fileError, problem.description))
-        }
-        let newIdentity: PlistFile.Identity
-        do {
-            newIdentity = try PlistFile.replace(
-                target, with: bytes, permissions: identity?.permissions ?? 0o600, owner: identity?.owner)
         } catch {
-            throw SettingsError(.invalidFile, path: target, detail: "not saved: \(error)")
+            if let refusal { throw refusal }
+            switch error.kind {
+            case .locked:
+                throw SettingsError(.fileLocked, path: error.target, detail: error.detail)
+            case .malformed(_, let problem):
+                var failure = SettingsError(.invalidFile, path: error.target, underlying: problem)
+                failure.append(detail: "not saved")
+                throw failure
+            default:
+                throw SettingsError(.invalidFile, path: error.target, detail: error.detail)
+            }
+        }
+        guard case .written(let written) = outcome else { return }  // a waited-for lock is never busy; an edit always writes
+        if let (destination, problem) = written.current.movedAside {
+            var report = SettingsError(.invalidFile, path: written.current.target, underlying: problem)
+            report.append(detail: "moved aside to \(destination); the model was written in its place")
+            SettingsDiagnostics.report(SettingsDiagnostic(.fileError, report.description))
+        }
+        if let reason = written.fellBackToBinary {
+            SettingsDiagnostics.report(SettingsDiagnostic(.fileError, SettingsFileTransaction.binaryFallbackMessage(written.current.target, reason)))
         }
         var after = memory ?? ModelArchive<Self>.Memory(loaded: self)
-        after.file = ModelArchive<Self>.FileState(identity: newIdentity, dictionary: dictionary, format: written)
-        ModelFiles.remember(after, for: ModelFiles.name(of: target), as: Self.self)
+        after.file = ModelArchive<Self>.FileState(identity: written.known.identity, dictionary: written.known.contents,
+                                                  format: written.known.format)
+        ModelFiles.remember(after, for: name, as: Self.self)
     }
 
     /// Loads a model from a property-list file (XML or binary). Migrations run first; fields
@@ -234,53 +229,5 @@ enum ModelFiles {
     /// How many files, and how many of their bytes, are remembered now.
     static var remembered: (files: Int, bytes: Int) {
         registry.locked { ($0.entries.count, $0.bytes) }
-    }
-
-    /// Takes the model file's lock (the store's: ``PlistFile/lockPath(for:)``), waiting at most
-    /// the store's default lock timeout for another process.
-    static func lock(_ target: String) throws(SettingsError) -> PlistFile.Lock {
-        let lockPath = PlistFile.lockPath(for: target)
-        let timeout = PersistenceOptions().lockTimeout
-        do {
-            guard let lock = try PlistFile.lock(lockPath, waitingAtMost: timeout) else {
-                throw SettingsError(.fileLocked, path: target, detail: "another process held the lock \(lockPath) for longer than \(timeout); not saved")
-            }
-            return lock
-        } catch let error as PlistFile.Failure {
-            throw SettingsError(.invalidFile, path: target, detail: "not saved: \(error)")
-        } catch let error as SettingsError {
-            throw error
-        } catch {
-            throw SettingsError(.invalidFile, path: target, detail: "not saved: \(error)")
-        }
-    }
-
-    /// What a model file holds now: its identity, dictionary and format, or the problem that
-    /// makes it malformed (a file reached through a link that is not a property list is an
-    /// error instead: it is never moved aside or replaced). A file unchanged since this process
-    /// read or wrote it (`remembered`) is not read again.
-    static func readExisting<Model: SettingsModel>(_ file: PlistFile.Target, remembered: ModelArchive<Model>.FileState?) throws(SettingsError)
-        -> (identity: PlistFile.Identity?, dictionary: PlistDictionary?, format: PlistFormat?, malformed: SettingsError?) {
-        let target = file.path
-        if let known = remembered, let current = try? PlistFile.identity(of: target), current == known.identity {
-            return (current, known.dictionary, known.format, nil)
-        }
-        let read: PlistFile.Contents?
-        do {
-            read = try PlistFile.read(target, followingLinks: false)
-        } catch {
-            throw SettingsError(.invalidFile, path: target, detail: "not saved: \(error)")
-        }
-        guard let read else { return (nil, nil, nil, nil) }
-        switch SettingsFile.parse(read.bytes, at: target) {
-        case .success(let (dictionary, detected)):
-            return (read.identity, dictionary, detected, nil)
-        case .failure(let problem) where file.isThroughLink:
-            // Never moved aside or replaced: the link may have been planted.
-            let reason = problem.underlying.map { "\($0)" } ?? problem.detail ?? "it does not parse"
-            throw SettingsError(.invalidFile, path: target, detail: "not saved: " + file.notAPropertyList(reason).operation)
-        case .failure(let problem):
-            return (read.identity, nil, nil, problem)
-        }
     }
 }

@@ -62,14 +62,17 @@ struct SettingsFile {
     var diagnostics: [SettingsDiagnostic] = []
     /// Where provenance is published for the store to read (see SettingsFile+History.swift).
     var history: StoreHistory?
-    /// The file's provenance log and generations, as this process last saw them.
-    var historyState = HistoryState()
+    /// The file's history and provenance, as this process last saw them (``PlistRecorder``).
+    var recorder: PlistRecorder?
+    /// Whether a failure to keep history was reported (once, until it works again).
+    var historyFailureReported = false
 
     init(url: URL, format: PlistFormat, options: PersistenceOptions) {
         self.url = url
         self.path = url.path
         self.format = format
         self.options = options
+        self.recorder = Self.makeRecorder(options)
     }
 
     /// Where the file really is, by the link rule (``PlistFile/target(of:)``: only the user's
@@ -99,42 +102,29 @@ struct SettingsFile {
         case unusable(SettingsError)
     }
 
-    /// Reads and parses the file (bounded: never blocks on a FIFO, never allocates past the size
-    /// limit). A file reached through a link that is not a property list is unusable, never
-    /// malformed: it is never moved aside or replaced.
+    /// Reads and parses the file (``SettingsFileTransaction/read(_:limit:)``: bounded, never
+    /// blocks on a FIFO). A file reached through a link that is not a property list is
+    /// unusable, never malformed: it is never moved aside or replaced.
     func read(_ target: PlistFile.Target) -> Read {
-        let read: PlistFile.Contents?
-        do {
-            read = try PlistFile.read(target.path, limit: options.maximumFileSize, followingLinks: false)
-        } catch {
-            return .unusable(SettingsError(.invalidFile, path: target.path, detail: error.description))
-        }
-        guard let read else { return .missing }
-        switch parse(read.bytes, at: target.path) {
-        case .success(let (dictionary, format)): return .parsed(dictionary, format, read.identity)
-        case .failure(let problem) where target.isThroughLink:
-            let reason = problem.underlying.map { "\($0)" } ?? problem.detail ?? "it does not parse"
-            return .unusable(SettingsError(.invalidFile, path: target.path, detail: target.notAPropertyList(reason).operation))
-        case .failure(let problem): return .malformed(problem, read.identity)
+        switch SettingsFileTransaction.read(target, limit: options.maximumFileSize) {
+        case .missing: .missing
+        case .parsed(let dictionary, let format, let identity): .parsed(dictionary, format, identity)
+        case .malformed(let problem, let identity): .malformed(SettingsError(.invalidFile, path: target.path, underlying: problem), identity)
+        case .unusable(let failure): .unusable(SettingsError(.invalidFile, path: failure.target, detail: failure.detail))
         }
     }
 
-    /// Parses file contents: a dictionary and its format, or an error naming the file and the
-    /// line and column (XML) or byte offset (binary).
-    func parse(_ bytes: [UInt8], at target: String) -> Result<(PlistDictionary, PlistFormat), SettingsError> {
-        Self.parse(bytes, at: target)
-    }
-
-    /// Parses file contents (see the instance method); model files use it too.
+    /// Parses file contents (``SettingsFileTransaction/parse(_:at:)``); model files use it too.
     static func parse(_ bytes: [UInt8], at target: String) -> Result<(PlistDictionary, PlistFormat), SettingsError> {
+        SettingsFileTransaction.parse(bytes, at: target).mapError { SettingsError(.invalidFile, path: target, underlying: $0) }
+    }
+
+    /// Creates the file's directory (owner-only) when it is missing; schemas and reports use it too.
+    static func createDirectory(of target: String) throws(SettingsError) {
         do {
-            let value = try PlistValue(decoding: bytes)
-            guard case .dictionary(let dictionary) = value else {
-                return .failure(SettingsError(.invalidFile, path: target, detail: "the root is \(value.typeNameWithArticle), expected a dictionary"))
-            }
-            return .success((dictionary, PlistFormat.detect(bytes)))
+            try SettingsFileTransaction.createDirectories(for: target)
         } catch {
-            return .failure(SettingsError(.invalidFile, path: target, underlying: error.inFile(target)))
+            throw SettingsError(.invalidFile, path: target, detail: "not saved: \(error)")
         }
     }
 
@@ -204,12 +194,14 @@ struct SettingsFile {
         case saved(R)
     }
 
-    /// Tries once to write this process's changes into the file: under the lock (taken without
-    /// waiting), the file's current contents are read when another process changed it, the
-    /// changed key paths are set to their values in this process (or removed), and the result
-    /// replaces the file durably. A malformed file on disk is moved aside once it has stayed
-    /// malformed for the settle delay, never overwritten; one that cannot be read is never
-    /// touched (the save throws, and the next attempt looks again).
+    /// Tries once to write this process's changes into the file, as one
+    /// ``SettingsFileTransaction`` (the change every writer of a settings file makes): under the
+    /// lock (taken without waiting), the file's current contents are read when another process
+    /// changed it, the changed key paths are set to their values in this process (or removed),
+    /// history and provenance are recorded, and the result replaces the file durably. A
+    /// malformed file on disk is moved aside once it has stayed malformed for the settle delay,
+    /// never overwritten; one that cannot be read is never touched (the save throws, and the
+    /// next attempt looks again).
     ///
     /// - Parameters:
     ///   - snapshot: takes the store's user layer and the key paths changed since the last save
@@ -226,115 +218,81 @@ struct SettingsFile {
             lockWaiter = nil  // a place in the lock's queue is not needed any more
             return .nothing
         }
-        let (file, lockPath) = try resolved()
-        let target = file.path
-        if file.isThroughLink, known == nil || (try? PlistFile.identity(of: target)) != known,
-           case .unusable(var problem) = read(file) {
-            // Nothing is created beside a file a link leads to (not even the lock) before it is
-            // known to be a property list.
-            problem.append(detail: "not saved; the changes are kept in memory")
-            throw problem
+        var transaction = SettingsFileTransaction.Options()
+        transaction.maximumSize = options.maximumFileSize
+        transaction.lockWait = .none
+        transaction.newFileFormat = format
+        transaction.removesLeftovers = !sweptLeftovers
+        if let suspect, ContinuousClock.now - suspect.since >= options.settleDelay {
+            transaction.malformed = .moveAside(ifStill: suspect.identity, keeping: options.quarantineLimit)
         }
-        try Self.createDirectory(of: target)
-        let lock: PlistFile.Lock
-        if let held = lockWaiter?.take() {
-            lock = held
-            lockWaiter = nil
-        } else {
-            do {
-                guard let taken = try PlistFile.tryLock(lockPath) else {
-                    if lockWaiter == nil || lockWaiter?.hasFailed == true {
-                        lockWaiter = LockWaiter(path: lockPath, onAcquired: onLockAcquired)
-                    }
-                    return .busy(lock: lockPath)
-                }
-                lock = taken
-                lockWaiter = nil
-            } catch {
-                throw SettingsError(.invalidFile, path: target, detail: "not saved: \(error)")
-            }
-        }
-        defer { lock.release() }
-        if !sweptLeftovers {
-            // Temporary files exist only while a writer holds the lock: any seen now were left
-            // by a writer that was killed mid-save.
-            sweptLeftovers = true
-            PlistFile.removeLeftoverTemporaryFiles(beside: target)
-            // So are the provenance log's (written under the same lock), in a companion
-            // directory that passes its checks (never through a link).
-            if (try? PlistFile.existingCompanionDirectory(for: target)) != nil {
-                PlistFile.removeLeftoverTemporaryFiles(beside: PlistProvenanceLog.path(for: target))
-            }
-        }
-        var base: PlistDictionary? = PlistDictionary()  // a file removed meanwhile: only our changes go back
-        var reread = false  // whether another writer changed the file since this process read or wrote it
-        var permissions: UInt32 = 0o600
-        var owner: PlistFile.Owner?
-        let current: PlistFile.Identity?
+        let held = lockWaiter?.take()
+        if held != nil { lockWaiter = nil }
+        var taken: SaveBatch?
+        let history = self.history
+        let outcome: SettingsFileTransaction.Outcome
         do {
-            current = try PlistFile.identity(of: target)
+            outcome = try SettingsFileTransaction.run(
+                at: path, options: transaction,
+                known: known.map { .init(identity: $0, contents: contents, format: format) },
+                held: held, recorder: &recorder
+            ) { (current) throws(SettingsFileTransaction.Failure) -> SettingsFileTransaction.Edit? in
+                var batch = snapshot()
+                batch.notes = history?.takeNotes() ?? [:]
+                taken = batch
+                guard !batch.changed.isEmpty else { return nil }
+                let merged = Self.merge(batch, into: current.movedAside == nil ? current.contents ?? PlistDictionary() : nil)
+                return .init(contents: merged, changed: batch.changed.map(\.components),
+                             writer: PlistProvenance.thisProcess(.write), writers: batch.notes)
+            }
         } catch {
-            throw SettingsError(.invalidFile, path: target, detail: "not saved: \(error)")
-        }
-        if let current {
-            permissions = current.permissions
-            owner = current.owner
-            if current == known {
-                base = contents
-            } else {
-                switch read(file) {
-                case .missing:
-                    break
-                case .parsed(let dictionary, let format, _):
-                    base = dictionary
-                    reread = true
-                    self.format = format
-                    suspect = nil
-                case .unusable(var problem):
-                    problem.append(detail: "not saved; the changes are kept in memory")
-                    throw problem
-                case .malformed(let problem, let identity):
-                    let now = ContinuousClock.now
-                    guard let seen = suspect, seen.identity == identity else {
-                        suspect = Suspect(identity: identity, since: now)
-                        return .settling(options.settleDelay)
-                    }
-                    let waited = now - seen.since
-                    if waited < options.settleDelay { return .settling(options.settleDelay - waited) }
-                    try quarantine(target, identity, problem)
-                    suspect = nil
-                    base = nil  // write the whole user layer: it is all this process has
+            if let taken { restore(taken) }
+            switch error.kind {
+            case .malformed(let identity, _):
+                // Looked at again after the settle delay: moved aside only if still the same.
+                guard let seen = suspect, seen.identity == identity else {
+                    suspect = Suspect(identity: identity, since: .now)
+                    return .settling(options.settleDelay)
                 }
+                return .settling(max(.zero, options.settleDelay - (ContinuousClock.now - seen.since)))
+            case .unusable:
+                var problem = SettingsError(.invalidFile, path: error.target, detail: error.detail)
+                problem.append(detail: "not saved; the changes are kept in memory")
+                throw problem
+            default:
+                throw SettingsError(.invalidFile, path: error.target, detail: error.detail)
             }
         }
-        var batch = snapshot()
-        batch.notes = history?.takeNotes() ?? [:]
-        guard !batch.changed.isEmpty else {
-            restore(batch)  // the notes wait for the save that writes their keys
+        sweptLeftovers = true
+        switch consume outcome {
+        case .busy(let lockPath):
+            if lockWaiter == nil || lockWaiter?.hasFailed == true {
+                lockWaiter = LockWaiter(path: lockPath, onAcquired: onLockAcquired)
+            }
+            return .busy(lock: lockPath)
+        case .unchanged:
+            if let taken { restore(taken) }  // the notes wait for the save that writes their keys
             return .nothing
-        }
-        var kept: Int?  // the generation kept for this save
-        do throws(SettingsError) {
-            let merged = Self.merge(batch, into: base)
-            let bytes = try encode(merged, for: target)
-            try Self.checkSize(bytes, limit: options.maximumFileSize, for: target)
-            // History and provenance (SettingsFile+History.swift): kept before the file is replaced.
-            kept = prepareSave(bytes: bytes, base: base, reread: reread, merged: merged, changed: batch.changed,
-                               notes: batch.notes, target: target)
-            do {
-                known = try PlistFile.replace(target, with: bytes, permissions: permissions, owner: owner)
-            } catch {
-                throw SettingsError(.invalidFile, path: target, detail: "not saved: \(error)")
+        case .written(let written):
+            suspect = nil
+            if let (destination, parseError) = written.current.movedAside {
+                var problem = SettingsError(.invalidFile, path: written.current.target, underlying: parseError)
+                movedAside = URL(filePath: destination)
+                problem.append(detail: "moved aside to \(destination); this process's values were written in its place")
+                loadError = problem
+                diagnostics.append(SettingsDiagnostic(.fileError, problem.description))
             }
-            finishSave(merged: merged)
-            contents = merged
+            if let reason = written.fellBackToBinary, !reportedBinaryFallback {
+                reportedBinaryFallback = true
+                diagnostics.append(SettingsDiagnostic(.fileError, SettingsFileTransaction.binaryFallbackMessage(written.current.target, reason)))
+            }
+            noteHistory(problem: written.historyProblem)
+            known = written.known.identity
+            format = written.known.format
+            contents = written.known.contents
+            finishSave(merged: contents)
             writes += 1
-            return .saved(reconcile(merged))
-        } catch {
-            // A generation is kept only for a save that happens: the failed one's goes again.
-            if let kept { discardGeneration(kept, for: target) }
-            restore(batch)
-            throw error
+            return .saved(reconcile(contents))
         }
     }
 
@@ -358,127 +316,11 @@ struct SettingsFile {
         return merged
     }
 
-    /// The file's bytes in its format. XML cannot carry some strings (control characters other
-    /// than tab, line feed and carriage return): rather than never saving again, the file
-    /// becomes binary, which every reader of property lists reads, and that is reported once.
-    private mutating func encode(_ dictionary: PlistDictionary, for target: String) throws(SettingsError) -> Data {
-        let encoded = try Self.encode(dictionary, as: format, for: target)
-        format = encoded.format
-        if let reason = encoded.fellBack, !reportedBinaryFallback {
-            reportedBinaryFallback = true
-            diagnostics.append(SettingsDiagnostic(.fileError, Self.binaryFallbackMessage(target, reason)))
-        }
-        return encoded.bytes
-    }
-
     /// Refuses to write more than `limit` bytes: a file this process (or the next) would then
     /// refuse to load. Shared by the store's file and model files.
     static func checkSize(_ bytes: Data, limit: Int, for target: String) throws(SettingsError) {
         guard bytes.count <= limit else {
             throw SettingsError(.invalidFile, path: target, detail: "not saved: \(PlistFile.tooLarge(bytes.count, limit: limit).operation), so it could not be loaded again")
-        }
-    }
-
-    /// `dictionary` as `format`; when that is XML and XML cannot carry a value in it, as binary
-    /// instead, with the reason in `fellBack`. Shared by the store's file and model files.
-    static func encode(_ dictionary: PlistDictionary, as format: PlistFormat, for target: String)
-        throws(SettingsError) -> (bytes: Data, format: PlistFormat, fellBack: String?) {
-        do {
-            return (try PlistValue.dictionary(dictionary).encoded(as: format), format, nil)
-        } catch {
-            guard format == .xml else {
-                throw SettingsError(.invalidFile, path: target, detail: "not saved: \(PlistError.reason(error))")
-            }
-            do {
-                return (try PlistValue.dictionary(dictionary).encoded(as: .binary), .binary, "\(error)")
-            } catch {
-                throw SettingsError(.invalidFile, path: target, detail: "not saved: \(PlistError.reason(error))")
-            }
-        }
-    }
-
-    /// The diagnostic for a file saved as binary because XML could not carry it.
-    static func binaryFallbackMessage(_ target: String, _ reason: String) -> String {
-        "\(target): saved as a binary property list, because XML cannot carry a value in it (\(reason))"
-    }
-
-    /// Moves a malformed file to `NAME.corrupt-<UTC timestamp>` beside it (the lock is held and
-    /// it is still the file that was read), keeps at most ``PersistenceOptions/quarantineLimit``
-    /// such files, and reports it.
-    private mutating func quarantine(_ target: String, _ identity: PlistFile.Identity, _ problem: SettingsError) throws(SettingsError) {
-        var problem = problem
-        do {
-            guard let destination = try Self.moveAside(malformed: target, identity, keeping: options.quarantineLimit) else { return }
-            movedAside = URL(filePath: destination)
-            problem.append(detail: "moved aside to \(destination); this process's values were written in its place")
-        } catch {
-            problem.append(detail: "could not move it aside (\(error)); not saved, and the next save tries again")
-            throw problem
-        }
-        loadError = problem
-        diagnostics.append(SettingsDiagnostic(.fileError, problem.description))
-    }
-
-    /// Moves a malformed file to `NAME.corrupt-<UTC timestamp>` beside it, if it is still the
-    /// file that was read (`identity`), and removes the oldest such files beyond `limit`. Model
-    /// files are quarantined the same way.
-    ///
-    /// - Returns: where it went, or `nil` when the file changed since it was read (not moved).
-    static func moveAside(malformed target: String, _ identity: PlistFile.Identity, keeping limit: Int) throws(PlistFile.Failure) -> String? {
-        guard try PlistFile.identity(of: target) == identity else { return nil }
-        var destination = target + ".corrupt-" + timestamp()
-        // Two in the same millisecond: never rename over one already moved aside.
-        var n = 1
-        while (try? PlistFile.identity(of: destination)) != nil {
-            n += 1
-            destination = target + ".corrupt-" + timestamp() + "-\(n)"
-        }
-        guard rename(target, destination) == 0 else { throw PlistFile.Failure("cannot move the file aside") }
-        PlistFile.syncDirectory(PlistFile.directory(of: target))
-        pruneQuarantine(target, keeping: max(1, limit))
-        return destination
-    }
-
-    /// Removes the oldest `NAME.corrupt-*` files beyond the limit.
-    private static func pruneQuarantine(_ target: String, keeping limit: Int) {
-        let parts = PathParts(target)
-        let prefix = parts.name + ".corrupt-"
-        guard let names = try? FileManager.default.contentsOfDirectory(atPath: parts.directory) else { return }
-        let kept = names.filter { $0.hasPrefix(prefix) }.sorted()
-        for name in kept.dropLast(limit) {
-            unlink(parts.directory + "/" + name)
-        }
-    }
-
-    /// `20261123T101502.123Z`: sortable, unique to the millisecond, safe in file names.
-    static func timestamp() -> String {
-        var now = timespec()
-        clock_gettime(CLOCK_REALTIME, &now)
-        var seconds = time_t(now.tv_sec)
-        var parts = tm()
-        gmtime_r(&seconds, &parts)
-        func two(_ n: Int32) -> String { n < 10 ? "0\(n)" : "\(n)" }
-        let millis = Int(now.tv_nsec) / 1_000_000
-        let ms = millis < 10 ? "00\(millis)" : millis < 100 ? "0\(millis)" : "\(millis)"
-        return "\(parts.tm_year + 1900)\(two(parts.tm_mon + 1))\(two(parts.tm_mday))T"
-            + "\(two(parts.tm_hour))\(two(parts.tm_min))\(two(parts.tm_sec)).\(ms)Z"
-    }
-
-    /// Creates the file's directory (owner-only) when it is missing; model files use it too.
-    static func createDirectory(of target: String) throws(SettingsError) {
-        let directory = PathParts(target).directory
-        var s = stat()
-        if stat(directory, &s) == 0 {
-            guard (s.st_mode & S_IFMT) == S_IFDIR else {
-                throw SettingsError(.invalidFile, path: target, detail: "not saved: \(directory) is not a directory")
-            }
-            return
-        }
-        do {
-            try FileManager.default.createDirectory(
-                atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        } catch {
-            throw SettingsError(.invalidFile, path: target, detail: "not saved: cannot create its directory: \(PlistError.reason(error))")
         }
     }
 

@@ -123,14 +123,6 @@ nonisolated extension SettingsStore {
     }
 }
 
-extension PlistValue {
-    /// The type name with its article, for messages: `an array`, `a string`.
-    var typeNameWithArticle: String {
-        let name = typeName
-        return (name.first.map { "aeiou".contains($0) } ?? false ? "an " : "a ") + name
-    }
-}
-
 /// Reads the defaults out of an iOS `Settings.bundle`: `Root.plist` and the child panes it names.
 enum SettingsBundleReader {
     /// The `Type` of an entry that opens another pane.

@@ -1,0 +1,186 @@
+#if canImport(FoundationEssentials)
+package import FoundationEssentials
+#else
+package import Foundation
+#endif
+package import SettingsPlist
+
+/// The record step of a ``SettingsFileTransaction``: the file's history (``PlistHistory``) and
+/// provenance (``PlistProvenanceLog``), kept the same way by every writer.
+///
+/// A writer that changes a file again and again (a store) keeps one recorder, so a save neither
+/// reads the log nor lists the generations while nobody else changed them; a writer that makes
+/// one change (a `settings` command) makes a new one.
+package struct PlistRecorder: Sendable {
+    /// How many generations, and bytes of them, are kept.
+    package var limits: PlistHistory.Limits
+    /// Whether a change that would discard values no generation holds (a hand edit) is refused
+    /// when the generation that keeps them cannot be written (the tool's changes); otherwise
+    /// failures to keep history never stop a change (a program's saves).
+    package var refusesUnkeptDiscard: Bool
+
+    /// The provenance log as last read or written, and the identity of its file then.
+    package private(set) var log: PlistProvenanceLog?
+    private var logIdentity: PlistFile.Identity?
+    /// The generations directory as this writer last listed or changed it.
+    private var generations = PlistHistory.Known()
+    /// Leaves found changed on disk (by a reload, or a re-read under the lock), and when.
+    private var seen: [[String]: Date] = [:]
+    /// Whether the file as first seen was checked against the log (values set by hand, or by an
+    /// older library, while this writer did not run), and when it was first seen.
+    private var verified = false
+    private var firstSeen = Date()
+
+    package init(limits: PlistHistory.Limits, refusesUnkeptDiscard: Bool = false) {
+        self.limits = limits
+        self.refusesUnkeptDiscard = refusesUnkeptDiscard
+    }
+
+    /// What recording a change did.
+    package struct Recorded {
+        /// The generation kept for the change (removed again by ``discard(_:for:)`` when the
+        /// file then cannot be replaced).
+        package var generation: Int?
+        /// History or provenance could not be kept; the change is made.
+        package var problem: String?
+    }
+
+    /// The log beside `target`, read again only when its file changed since this writer last
+    /// read or wrote it.
+    package mutating func currentLog(for target: String) -> PlistProvenanceLog {
+        let path = PlistProvenanceLog.path(for: target)
+        let identity = try? PlistFile.identity(of: path)
+        if let log, identity == logIdentity { return log }
+        let read = (try? PlistProvenanceLog.load(for: target, keepingEncoding: true, updating: log)) ?? PlistProvenanceLog()
+        log = read
+        logIdentity = identity
+        return read
+    }
+
+    /// Notes when the file was first seen (at a store's load): leaves that no entry describes
+    /// are recorded as changed on disk then.
+    package mutating func noteFirstSeen(at date: Date = Date()) {
+        firstSeen = date
+    }
+
+    /// At a reload: leaves changed by others are noted as seen now (recorded at the next change
+    /// unless their writer recorded them).
+    ///
+    /// - Returns: the log with them, for a store to publish.
+    package mutating func noteReload(old: PlistDictionary, new: PlistDictionary, target: String) -> PlistProvenanceLog {
+        var log = currentLog(for: target)
+        let now = Date()
+        for key in PlistProvenanceLog.changedLeaves(from: old, to: new) where seen[key] == nil { seen[key] = now }
+        for (path, date) in seen { log.noteUnrecorded([path], in: new, seenAt: date) }
+        return log
+    }
+
+    /// Records a change before the file is replaced: leaves others changed without recording
+    /// it (a hand edit) are recorded as changed on disk and the file as it was is kept as a
+    /// generation of its own; `bytes` are kept as a generation; the edit's writers are recorded
+    /// as the setters of its changed keys. Entries are checked against their value's digest, so
+    /// an entry written for a change that a crash then stopped never describes the value left.
+    ///
+    /// - Parameters:
+    ///   - bytes: the file's new bytes, and their format.
+    ///   - edit: what changed, and who changed it.
+    ///   - before: what the file holds now (`nil`: missing, or moved aside).
+    ///   - previous: what this writer last knew of it, when another writer changed it since.
+    ///   - target: the file.
+    /// - Throws: only with ``refusesUnkeptDiscard``, when the change would discard values no
+    ///   generation holds and keeping one failed.
+    package mutating func record(_ bytes: Data, format: PlistFormat, edit: SettingsFileTransaction.Edit,
+                                 before: PlistDictionary?, previous: PlistDictionary?,
+                                 target: String) throws(SettingsFileTransaction.Failure) -> Recorded {
+        var recorded = Recorded()
+        var log = currentLog(for: target)
+        var generations = self.generations
+        defer { self.generations = generations }
+        func attempt(_ body: () throws(PlistFile.Failure) -> Void) -> PlistFile.Failure? {
+            do {
+                try body()
+                return nil
+            } catch {
+                if recorded.problem == nil { recorded.problem = "its history or provenance could not be kept (\(error))" }
+                return error
+            }
+        }
+        if let before {
+            let now = Date()
+            if !verified {
+                verified = true
+                for path in log.unrecordedLeaves(in: before) where seen[path] == nil { seen[path] = firstSeen }
+            }
+            if let previous {
+                for key in PlistProvenanceLog.changedLeaves(from: previous, to: before) where seen[key] == nil { seen[key] = now }
+            }
+            var unrecorded = false
+            for (path, date) in seen {
+                unrecorded = log.noteUnrecorded([path], in: before, seenAt: date) || unrecorded
+            }
+            if unrecorded, limits.count > 0 {
+                let paths = seen.keys.sorted { $0.lexicographicallyPrecedes($1) }
+                let failure = attempt { () throws(PlistFile.Failure) in
+                    let old: Data
+                    do {
+                        old = try PlistValue.dictionary(before).encoded(as: format)
+                    } catch {
+                        throw PlistFile.Failure("cannot encode the file as it was: \(PlistError.reason(error))")
+                    }
+                    try PlistHistory.keep(old, changed: paths, by: PlistProvenance(origin: .changedOnDisk, date: now), for: target,
+                                          limits: limits, known: &generations)
+                }
+                if let failure, refusesUnkeptDiscard {
+                    // The file holds values no generation does: refuse to discard them.
+                    let discarded = edit.changed.filter { key in
+                        seen.keys.contains { $0.starts(with: key) || key.starts(with: $0) }
+                            && PlistProvenanceLog.value(at: key, in: before) != nil
+                    }
+                    if let first = discarded.first {
+                        let more = discarded.count > 1 ? " (and \(discarded.count - 1) more)" : ""
+                        throw SettingsFileTransaction.Failure(.refused, target, "not changed: it would discard the file's value of '\(PlistHistory.keyPath(first))'\(more), which no generation of its history holds, and keeping one failed (\(failure))")
+                    }
+                }
+            }
+        }
+        seen = [:]
+        // The generation names one writer: the one noted for every changed key when they all
+        // share it (a sync, a migration, a restore), else the edit's writer.
+        let origins = edit.changed.map { edit.writers[$0] }
+        let writer: PlistProvenance
+        if let first = origins.first ?? nil, origins.allSatisfy({ $0?.origin == first.origin && $0?.device == first.device }) {
+            writer = first
+        } else {
+            writer = edit.writer
+        }
+        var listed = Set<[String]>()
+        let changedOnce = edit.changed.filter { listed.insert($0).inserted }  // a key written twice is one change
+        _ = attempt { () throws(PlistFile.Failure) in
+            recorded.generation = try PlistHistory.keep(bytes, changed: changedOnce, by: writer, for: target, limits: limits,
+                                                        known: &generations)
+        }
+        var plain: [[String]] = []
+        for key in changedOnce {
+            if let noted = edit.writers[key] {
+                log.record([key], in: edit.contents, by: noted)
+            } else {
+                plain.append(key)
+            }
+        }
+        log.record(plain, in: edit.contents, by: edit.writer)
+        log.prune(to: edit.contents)
+        var written: PlistFile.Identity?
+        _ = attempt { () throws(PlistFile.Failure) in
+            written = try log.save(for: target, keepingEncoding: true)  // encodes only the entries changed since the last save or load
+        }
+        self.log = log
+        logIdentity = written ?? (try? PlistFile.identity(of: PlistProvenanceLog.path(for: target)))
+        return recorded
+    }
+
+    /// Removes the generation recorded for a change that then did not happen (the file could
+    /// not be replaced): history holds only changes that happened.
+    package mutating func discard(_ number: Int, for target: String) {
+        PlistHistory.discard(number, for: target, known: &generations)
+    }
+}
