@@ -51,6 +51,9 @@ nonisolated extension SettingsStore {
         /// One key was written with this effect; `userBefore`: the user layer's value at the
         /// key before (when a user-layer observer listens).
         case key(SettingsKey, WriteEffect, userBefore: PlistValue?)
+        /// Several keys were written (a ``SettingsStore/transaction(_:)``): the key paths whose
+        /// effective value changed, and the user layer's changed leaves (when listened to).
+        case keys(changed: [SettingsKey], userChanges: [SettingsKey])
     }
 
     /// Changes the store's state under its lock and works out what to announce: runs `edit`,
@@ -80,6 +83,10 @@ nonisolated extension SettingsStore {
                     result.keyPaths = s.trackedKeyPaths(for: .keys(result.changed), writing: SettingsKey(components: []))
                 }
                 if let userBefore { result.userChanges = s[.user].changedLeafPaths(from: userBefore) }
+            case .keys(let changed, let userChanges):
+                if audience.observing { result.changed = changed }
+                result.keyPaths = s.trackedKeyPaths(for: .keys(changed), writing: SettingsKey(components: []))
+                result.userChanges = userChanges
             case .key(let key, let effect, let userBefore):
                 if audience.observing { result.changed = effect.keys(writing: key) }
                 result.keyPaths = s.trackedKeyPaths(for: effect, writing: key)
