@@ -129,7 +129,7 @@ public enum PlistHistory {
     /// already known. The generations kept and removed are the same as without it.
     @discardableResult
     package static func keep(_ bytes: Data, changed: [[String]], by writer: PlistProvenance, for target: String,
-                             limits: Limits, known: inout Known) throws(PlistFile.Failure) -> Int? {
+                             limits: Limits, provenance: PlistDictionary? = nil, known: inout Known) throws(PlistFile.Failure) -> Int? {
         guard limits.count > 0 else {
             // A limit of 0 keeps nothing, including what was kept while the limit was higher.
             removeAll(for: target)
@@ -142,7 +142,11 @@ public enum PlistHistory {
         }
         let (directory, directoryIdentity) = try makeDirectory(for: target)
         if !known.isCurrent(directory, directoryIdentity) { known.list(directory) }
-        let number = (known.numbers.last ?? 0) + 1
+        var number = (known.numbers.last ?? 0) + 1
+        if (try? PlistFile.identity(of: directory + "/\(number).plist")) != .some(nil) {
+            known.list(directory)  // a file under the next number that this writer did not know of
+            number = (known.numbers.last ?? 0) + 1
+        }
         guard number <= maximumNumber else {
             throw PlistFile.Failure("generation numbers are used up in \(directory) (remove the history to start again)", code: EOVERFLOW)
         }
@@ -153,6 +157,9 @@ public enum PlistHistory {
         if let process = writer.process { entry["process"] = .string(process) }
         if let pid = writer.pid { entry["pid"] = .integer(PlistInteger(Int64(pid))) }
         if let device = writer.device { entry["device"] = .string(device) }
+        // The provenance log's entries this change set (``PlistProvenanceLog/takeDelta()``): the
+        // log is rewritten whole only now and then, and read back as that file plus these.
+        if let provenance, !provenance.isEmpty { entry["provenance"] = .dictionary(provenance) }
         let encoded: [UInt8]
         do {
             encoded = try PlistValue.dictionary(entry).encodedBytes(as: .binary)
@@ -162,7 +169,11 @@ public enum PlistHistory {
         let path = directory + "/\(number).plist"
         let identity: PlistFile.Identity
         do {
-            identity = try PlistFile.replace(path, with: encoded, permissions: 0o600, durable: false)  // history may be lost to a power cut; the settings file may not
+            // One small file operation: created under its final name (all writers keep
+            // generations under the file's lock; a reader skips one not yet whole, and one a
+            // killed writer left half-written never parses) and not flushed: history may be lost
+            // to a power cut, the settings file may not.
+            identity = try create(path, with: encoded)
         } catch {
             known = Known()  // whatever the failure left, list again next time
             throw error
@@ -200,6 +211,8 @@ public enum PlistHistory {
     /// - Parameter target: the settings file (after the link rule).
     public static func removeAll(for target: String) {
         guard let directory = (try? existingDirectory(for: target)) ?? nil else { return }
+        // The provenance the generations carry is folded into the log first.
+        PlistProvenanceLog.fold(for: target)
         let (numbers, temporary) = listing(directory)
         for name in temporary { unlink(directory + "/" + name) }
         for n in numbers { unlink(directory + "/\(n).plist") }
@@ -262,6 +275,12 @@ public enum PlistHistory {
 
     /// Generation `number` without its bytes, from the mapped file (see ``summaries(for:)``).
     private static func summary(_ number: Int, in directory: String) -> PlistGeneration? {
+        guard case .dictionary(let e)? = mapped(number, in: directory) else { return nil }
+        return generation(number, from: e, bytes: Data())
+    }
+
+    /// Generation `number`'s values but its contents, decoded from the mapped file.
+    private static func mapped(_ number: Int, in directory: String) -> PlistValue? {
         let fd = open(directory + "/\(number).plist", O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
@@ -274,8 +293,7 @@ public enum PlistHistory {
         var options = PlistReadOptions()
         options.skippingDataLongerThan = 0
         let buffer = UnsafeBufferPointer(start: mapped.assumingMemoryBound(to: UInt8.self), count: size)
-        guard case .dictionary(let e)? = try? PlistValue.decode(buffer, options: options) else { return nil }
-        return generation(number, from: e, bytes: Data())
+        return try? PlistValue.decode(buffer, options: options)
     }
 
     private static func read(_ number: Int, in directory: String) -> PlistGeneration? {
@@ -293,6 +311,39 @@ public enum PlistHistory {
                                      date: date, device: e["device"]?.stringValue)
         let changed = (e["changed"]?.arrayValue ?? []).compactMap { $0.stringValue.map { EscapedPath.split($0, separator: "/") } }
         return PlistGeneration(number: number, writer: writer, changed: changed, bytes: bytes)
+    }
+
+    /// The provenance entries of the generations after `number` (``keep(_:changed:by:for:limits:provenance:known:)``),
+    /// oldest first, read without their files' contents.
+    package static func provenanceDeltas(for target: String, after number: Int) -> [(number: Int, entries: PlistDictionary)] {
+        guard let directory = (try? existingDirectory(for: target)) ?? nil else { return [] }
+        var out: [(Int, PlistDictionary)] = []
+        for n in numbers(in: directory) where n > number {
+            guard case .dictionary(let e)? = mapped(n, in: directory) else { continue }
+            if case .dictionary(let entries)? = e["provenance"] { out.append((n, entries)) }
+        }
+        return out
+    }
+
+    /// Creates `path` (which must not exist) holding `bytes`, owner-only, without a temporary
+    /// file or a flush: one small file operation.
+    private static func create(_ path: String, with bytes: [UInt8]) throws(PlistFile.Failure) -> PlistFile.Identity {
+        let fd = PlistFile.retrying { open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600) }
+        guard fd >= 0 else { throw PlistFile.Failure("cannot create \(path)", code: errno) }
+        do throws(PlistFile.Failure) {
+            defer { close(fd) }
+            var failure: PlistFile.Failure?
+            bytes.withUnsafeBytes { raw in
+                do throws(PlistFile.Failure) { try PlistFile.writeAll(fd, raw) } catch { failure = error }
+            }
+            if let failure { throw failure }
+            var s = stat()
+            guard fstat(fd, &s) == 0 else { throw PlistFile.Failure("cannot examine \(path)", code: errno) }
+            return PlistFile.Identity(s)
+        } catch {
+            unlink(path)
+            throw error
+        }
     }
 
     /// The generation numbers in `directory`, ascending.
@@ -390,5 +441,23 @@ extension PlistHistory.Known {
             removed += 1
         }
         numbers.removeFirst(removed)
+    }
+}
+
+extension PlistHistory.Known {
+    /// Whether the generations beside `target` are as this writer left them (no other writer
+    /// kept or removed one since): then no generation carries provenance it has not seen.
+    package func isCurrent(for target: String) -> Bool {
+        let directory = PlistHistory.directory(for: target)
+        guard let identity = try? PlistFile.identity(of: directory) else { return false }
+        return isCurrent(directory, identity)
+    }
+
+    /// Whether every generation numbered after `first` up to `last` is still kept (none was
+    /// pruned or discarded): the provenance they carry can still be read back.
+    package func holdsAll(after first: Int, through last: Int) -> Bool {
+        guard last > first else { return true }
+        guard let oldest = numbers.first else { return false }
+        return oldest <= first + 1 && numbers.contains(last)
     }
 }

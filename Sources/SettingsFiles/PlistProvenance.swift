@@ -189,13 +189,23 @@ public struct PlistProvenanceLog: Hashable, Sendable {
         get { storage }
         _modify {
             written = nil  // changed from outside: the next save encodes every entry
+            delta = nil
             yield &storage
         }
         set {
             written = nil
+            delta = nil
             storage = newValue
         }
     }
+
+    /// The newest generation of the file's history whose provenance entries this log holds
+    /// (``PlistHistory/provenanceDeltas(for:after:)``), and the one the log's own file holds.
+    package var through = 0
+    package private(set) var savedThrough = 0
+    /// The paths whose entries changed since the last ``takeDelta()`` (`nil`: changed from
+    /// outside, as a whole).
+    private var delta: Set<[String]>? = []
 
     /// The entries.
     private var storage: [[String]: PlistProvenance]
@@ -232,6 +242,46 @@ public struct PlistProvenanceLog: Hashable, Sendable {
     private mutating func set(_ entry: PlistProvenance?, at path: [String]) {
         storage[path] = entry
         written?.touched.insert(path)
+        delta?.insert(path)
+    }
+
+    /// The entries changed since the last call, as a generation carries them (an entry as the
+    /// log's file writes it, `false` for one removed); `nil` when the log was changed as a whole
+    /// (the log's file must then be written).
+    package mutating func takeDelta() -> PlistDictionary? {
+        guard let paths = delta else {
+            delta = []
+            return nil
+        }
+        delta = []
+        var out = PlistDictionary(minimumCapacity: paths.count)
+        for path in paths.sorted(by: { $0.lexicographicallyPrecedes($1) }) {
+            out.append(Self.key(path), storage[path].map(Self.value) ?? .bool(false))
+        }
+        return out
+    }
+
+    /// Applies a generation's entries (``takeDelta()``); what does not read as an entry is skipped.
+    package mutating func apply(delta entries: PlistDictionary) {
+        for (path, value) in entries {
+            let components = EscapedPath.split(path, separator: "/")
+            guard !components.isEmpty, components.count <= PlistNesting.maximumDepth else { continue }
+            if value == .bool(false) {
+                set(nil, at: components)
+            } else if let entry = Self.entry(value) {
+                set(entry, at: components)
+            }
+        }
+    }
+
+    /// Folds the provenance the generations of `target` carry into the log's file, before the
+    /// generations go (``PlistHistory/removeAll(for:)``): the file then describes everything,
+    /// and the next generation numbers start again.
+    package static func fold(for target: String) {
+        guard (try? PlistFile.existingCompanionDirectory(for: target)) != nil,
+              var log = try? load(for: target, keepingEncoding: false) else { return }
+        log.through = 0
+        _ = try? log.save(for: target, keepingEncoding: false)
     }
 
     /// The log's path beside `target`.
@@ -263,17 +313,27 @@ public struct PlistProvenanceLog: Hashable, Sendable {
         do {
             contents = try PlistFile.read(directory + "/" + fileName, limit: maximumSize, followingLinks: false)
         } catch where error.code == EFBIG {
-            return unknown  // larger than any writer writes: nothing in it is believed
+            var log = unknown  // larger than any writer writes: nothing in it is believed
+            log.replay(for: target, after: 0)
+            return log
         }
-        guard let contents else { return PlistProvenanceLog() }
+        guard let contents else {
+            var log = PlistProvenanceLog()
+            log.replay(for: target, after: 0)  // not written yet: the generations carry it all
+            return log
+        }
         guard let value = try? PlistValue(decoding: contents.bytes),
               case .dictionary(let root) = value, case .dictionary(let keys)? = root["keys"] else {
-            return unknown
+            var log = unknown
+            log.replay(for: target, after: 0)
+            return log
         }
         let complete = root["complete"]?.boolValue ?? true
+        let through = root["through"]?.intValue ?? 0
         if keepingEncoding, let previous, let old = previous.written, old.touched.isEmpty,
            var log = updated(previous.storage, writtenAs: old.keys, to: keys) {
             log.isComplete = complete
+            log.replay(for: target, after: through)
             return log
         }
         var log = PlistProvenanceLog()
@@ -288,7 +348,19 @@ public struct PlistProvenanceLog: Hashable, Sendable {
         if canonical, log.storage.count == keys.count {  // every entry read back as it is written: reusable as it is
             log.written = Written(keys: keys)
         }
+        log.replay(for: target, after: through)
         return log
+    }
+
+    /// Applies the entries of the generations kept after the log's file was written.
+    private mutating func replay(for target: String, after number: Int) {
+        savedThrough = number
+        through = number
+        for (n, entries) in PlistHistory.provenanceDeltas(for: target, after: number) {
+            apply(delta: entries)
+            through = n
+        }
+        delta = []
     }
 
     /// The log that `keys` (a file's) holds, from `storage` written as `old`: only the entries
@@ -363,7 +435,7 @@ public struct PlistProvenanceLog: Hashable, Sendable {
         } else {
             keys = Self.encoded(storage)
         }
-        var bytes = try Self.encode(keys, complete: isComplete)
+        var bytes = try Self.encode(keys, complete: isComplete, through: through)
         if bytes.count > Self.maximumSize {
             // Never written larger than it is read: the oldest entries go (their leaves then
             // read as unknown) until it fits.
@@ -372,11 +444,14 @@ public struct PlistProvenanceLog: Hashable, Sendable {
                 for (path, _) in storage.sorted(by: { $0.value.date < $1.value.date }).prefix(excess) { storage[path] = nil }
                 isComplete = false
                 keys = Self.encoded(storage)
-                bytes = try Self.encode(keys, complete: false)
+                bytes = try Self.encode(keys, complete: false, through: through)
             }
         }
         written = keepingEncoding ? Written(keys: keys) : nil
-        return try Self.write(bytes, for: target)
+        let identity = try Self.write(bytes, for: target)
+        savedThrough = through
+        delta = []
+        return identity
     }
 
     /// Every entry as written, sorted by path.
@@ -389,9 +464,10 @@ public struct PlistProvenanceLog: Hashable, Sendable {
     }
 
     /// The file's bytes holding `keys`.
-    private static func encode(_ keys: PlistDictionary, complete: Bool) throws(PlistFile.Failure) -> [UInt8] {
+    private static func encode(_ keys: PlistDictionary, complete: Bool, through: Int) throws(PlistFile.Failure) -> [UInt8] {
         var root: PlistDictionary = ["version": 1, "keys": .dictionary(keys)]
         if !complete { root["complete"] = false }
+        if through > 0 { root["through"] = .integer(PlistInteger(Int64(through))) }
         do {
             return try PlistValue.dictionary(root).encodedBytes(as: .binary)
         } catch {

@@ -4,6 +4,13 @@ package import FoundationEssentials
 package import Foundation
 #endif
 package import SettingsPlist
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// The record step of a ``SettingsFileTransaction``: the file's history (``PlistHistory``) and
 /// provenance (``PlistProvenanceLog``), kept the same way by every writer.
@@ -30,6 +37,16 @@ package struct PlistRecorder: Sendable {
     /// older library, while this writer did not run), and when it was first seen.
     private var verified = false
     private var firstSeen = Date()
+    /// Whether the history and provenance kept before a limit of 0 were removed.
+    private var removedForNoHistory = false
+
+    /// How many generations may carry entries the log's own file does not hold yet: the log is
+    /// written whole at most once per this many changes (and whenever a generation that carries
+    /// entries is about to go).
+    static let foldInterval = 16
+    /// The most entries a generation carries: a change of more writes the log whole (where its
+    /// bounds apply) instead.
+    static let largestDelta = 512
 
     package init(limits: PlistHistory.Limits, refusesUnkeptDiscard: Bool = false) {
         self.limits = limits
@@ -48,9 +65,20 @@ package struct PlistRecorder: Sendable {
     /// The log beside `target`, read again only when its file changed since this writer last
     /// read or wrote it.
     package mutating func currentLog(for target: String) -> PlistProvenanceLog {
+        guard limits.count > 0 else {
+            // No history, no provenance: what was kept goes once, and nothing is known.
+            if !removedForNoHistory {
+                removedForNoHistory = true
+                PlistHistory.removeAll(for: target)
+                if (try? PlistFile.existingCompanionDirectory(for: target)) != nil { unlink(PlistProvenanceLog.path(for: target)) }
+            }
+            return PlistProvenanceLog.unknown
+        }
         let path = PlistProvenanceLog.path(for: target)
         let identity = try? PlistFile.identity(of: path)
-        if let log, identity == logIdentity { return log }
+        // Another writer's change shows as a new log file or as a generation this writer did
+        // not keep (its entries travel in the generation until the log is next written).
+        if let log, identity == logIdentity, generations.isCurrent(for: target) { return log }
         let read = (try? PlistProvenanceLog.load(for: target, keepingEncoding: true, updating: log)) ?? PlistProvenanceLog()
         log = read
         logIdentity = identity
@@ -94,6 +122,10 @@ package struct PlistRecorder: Sendable {
                                  target: String) throws(SettingsFileTransaction.Failure) -> Recorded {
         var recorded = Recorded()
         var log = currentLog(for: target)
+        guard limits.count > 0 else {
+            self.log = log
+            return recorded  // a limit of 0 keeps neither history nor provenance
+        }
         var generations = self.generations
         defer { self.generations = generations }
         func attempt(_ body: () throws(PlistFile.Failure) -> Void) -> PlistFile.Failure? {
@@ -105,6 +137,7 @@ package struct PlistRecorder: Sendable {
                 return error
             }
         }
+        var mustWriteLog = false
         if let before {
             let now = Date()
             if !verified {
@@ -118,8 +151,11 @@ package struct PlistRecorder: Sendable {
             for (path, date) in seen {
                 unrecorded = log.noteUnrecorded([path], in: before, seenAt: date) || unrecorded
             }
-            if unrecorded, limits.count > 0 {
+            if unrecorded {
                 let paths = seen.keys.sorted { $0.lexicographicallyPrecedes($1) }
+                var delta = log.takeDelta()
+                if let entries = delta, entries.count > Self.largestDelta { delta = nil }
+                if delta == nil { mustWriteLog = true }
                 let failure = attempt { () throws(PlistFile.Failure) in
                     let old: Data
                     do {
@@ -127,18 +163,22 @@ package struct PlistRecorder: Sendable {
                     } catch {
                         throw PlistFile.Failure("cannot encode the file as it was: \(PlistError.reason(error))")
                     }
-                    try PlistHistory.keep(old, changed: paths, by: PlistProvenance(origin: .changedOnDisk, date: now), for: target,
-                                          limits: limits, known: &generations)
+                    let number = try PlistHistory.keep(old, changed: paths, by: PlistProvenance(origin: .changedOnDisk, date: now),
+                                                       for: target, limits: limits, provenance: delta, known: &generations)
+                    if let number { log.through = number }
                 }
-                if let failure, refusesUnkeptDiscard {
-                    // The file holds values no generation does: refuse to discard them.
-                    let discarded = edit.changed.filter { key in
-                        seen.keys.contains { $0.starts(with: key) || key.starts(with: $0) }
-                            && PlistProvenanceLog.value(at: key, in: before) != nil
-                    }
-                    if let first = discarded.first {
-                        let more = discarded.count > 1 ? " (and \(discarded.count - 1) more)" : ""
-                        throw SettingsFileTransaction.Failure(.refused, target, "not changed: it would discard the file's value of '\(PlistHistory.keyPath(first))'\(more), which no generation of its history holds, and keeping one failed (\(failure))")
+                if let failure {
+                    mustWriteLog = true  // the entries did not travel in a generation
+                    if refusesUnkeptDiscard {
+                        // The file holds values no generation does: refuse to discard them.
+                        let discarded = edit.changed.filter { key in
+                            seen.keys.contains { $0.starts(with: key) || key.starts(with: $0) }
+                                && PlistProvenanceLog.value(at: key, in: before) != nil
+                        }
+                        if let first = discarded.first {
+                            let more = discarded.count > 1 ? " (and \(discarded.count - 1) more)" : ""
+                            throw SettingsFileTransaction.Failure(.refused, target, "not changed: it would discard the file's value of '\(PlistHistory.keyPath(first))'\(more), which no generation of its history holds, and keeping one failed (\(failure))")
+                        }
                     }
                 }
             }
@@ -155,10 +195,6 @@ package struct PlistRecorder: Sendable {
         }
         var listed = Set<[String]>()
         let changedOnce = edit.changed.filter { listed.insert($0).inserted }  // a key written twice is one change
-        _ = attempt { () throws(PlistFile.Failure) in
-            recorded.generation = try PlistHistory.keep(bytes, changed: changedOnce, by: writer, for: target, limits: limits,
-                                                        known: &generations)
-        }
         var plain: [[String]] = []
         for key in changedOnce {
             if let noted = edit.writers[key] {
@@ -169,12 +205,26 @@ package struct PlistRecorder: Sendable {
         }
         log.record(plain, in: edit.contents, by: edit.writer)
         log.prune(to: edit.contents)
-        var written: PlistFile.Identity?
-        _ = attempt { () throws(PlistFile.Failure) in
-            written = try log.save(for: target, keepingEncoding: true)  // encodes only the entries changed since the last save or load
+        // The entries travel in the generation: one small file beside the settings file's own
+        // replace. The log's own file is written whole only now and then.
+        var delta = log.takeDelta()
+        if let entries = delta, entries.count > Self.largestDelta { delta = nil }  // a large change: the log is written whole, bounded
+        if delta == nil { mustWriteLog = true }
+        let kept = attempt { () throws(PlistFile.Failure) in
+            recorded.generation = try PlistHistory.keep(bytes, changed: changedOnce, by: writer, for: target, limits: limits,
+                                                        provenance: delta, known: &generations)
+            if let number = recorded.generation { log.through = number }
+        }
+        if kept != nil || recorded.generation == nil { mustWriteLog = true }
+        let unfolded = log.through - log.savedThrough
+        if mustWriteLog || unfolded >= min(Self.foldInterval, limits.count) || !generations.holdsAll(after: log.savedThrough, through: log.through) {
+            var written: PlistFile.Identity?
+            _ = attempt { () throws(PlistFile.Failure) in
+                written = try log.save(for: target, keepingEncoding: true)  // encodes only the entries changed since the last save or load
+            }
+            logIdentity = written ?? (try? PlistFile.identity(of: PlistProvenanceLog.path(for: target)))
         }
         self.log = log
-        logIdentity = written ?? (try? PlistFile.identity(of: PlistProvenanceLog.path(for: target)))
         return recorded
     }
 

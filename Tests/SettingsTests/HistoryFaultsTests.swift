@@ -111,7 +111,7 @@ struct ProvenanceLeftoversTests {
         try next.flushNow()
         for name in leftovers { #expect(!FileManager.default.fileExists(atPath: companion + "/" + name)) }
         #expect(FileManager.default.fileExists(atPath: other))
-        #expect(FileManager.default.fileExists(atPath: PlistProvenanceLog.path(for: file.path)))
+        #expect(try PlistProvenanceLog.load(for: file.path).entries[["k"]]?.origin == .write)
     }
 }
 

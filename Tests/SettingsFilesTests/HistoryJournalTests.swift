@@ -1,0 +1,117 @@
+import Foundation
+import SettingsPlist
+@testable import SettingsFiles
+import SettingsTestSupport
+import Testing
+
+/// History and provenance at the cost of one small file per change (issue 29, part 3): the
+/// provenance log travels in the generations and is written whole only now and then.
+struct HistoryJournalTests {
+    let me = PlistProvenance.thisProcess(.tool)
+
+    /// One change through the transaction, as every writer makes it.
+    private func change(_ path: String, _ key: String, _ value: PlistValue, recorder: inout PlistRecorder?,
+                        by writer: PlistProvenance? = nil) throws {
+        _ = try SettingsFileTransaction.run(at: path, options: .init(), known: nil, recorder: &recorder) {
+            (current) throws(SettingsFileTransaction.Failure) -> SettingsFileTransaction.Edit? in
+            var contents = current.contents ?? PlistDictionary()
+            contents[key] = value
+            return .init(contents: contents, changed: [[key]], writer: writer ?? me)
+        }
+    }
+
+    @Test func aChangeWritesOneGenerationAndTheLogOnlyEverySixteenth() throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.path("settings.plist")
+        var recorder: PlistRecorder? = PlistRecorder(limits: .init())
+        try change(path, "k0", 0, recorder: &recorder)  // the first change of a new file: every leaf is new
+        let log = PlistProvenanceLog.path(for: path)
+        let first = try PlistFile.identity(of: log)
+        var rewrites = 0
+        var previous = first
+        for i in 1...32 {
+            try change(path, "k\(i)", .integer(PlistInteger(Int64(i))), recorder: &recorder)
+            let now = try PlistFile.identity(of: log)
+            if now != previous { rewrites += 1 }
+            previous = now
+            // A reader that starts now knows who set every key, written whole or not.
+            let read = try PlistProvenanceLog.load(for: path)
+            #expect(read.entries[["k\(i)"]]?.origin == .tool, "change \(i)")
+            #expect(read.entries[["k0"]]?.origin == .tool)
+        }
+        #expect(rewrites == 2, "the log was written \(rewrites) times in 32 changes")
+        #expect(try PlistHistory.list(for: path).count == 20)  // the default limit
+    }
+
+    @Test func aLimitOfZeroWritesNothingBesideTheFile() throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.path("settings.plist")
+        var recorder: PlistRecorder? = PlistRecorder(limits: .init())
+        for i in 0..<3 { try change(path, "k", .integer(PlistInteger(Int64(i))), recorder: &recorder) }
+        var none: PlistRecorder? = PlistRecorder(limits: .init(count: 0, bytes: 0))
+        try change(path, "k", 10, recorder: &none)
+        let companion = PlistFile.companionDirectory(for: path)
+        #expect(!FileManager.default.fileExists(atPath: PlistProvenanceLog.path(for: path)))
+        #expect(try PlistHistory.list(for: path).isEmpty)
+        let before = try FileManager.default.contentsOfDirectory(atPath: companion).sorted()
+        let generationsBefore = try FileManager.default.contentsOfDirectory(atPath: PlistHistory.directory(for: path))
+        for i in 11..<20 { try change(path, "k", .integer(PlistInteger(Int64(i))), recorder: &none) }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: companion).sorted() == before)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: PlistHistory.directory(for: path)) == generationsBefore)
+        #expect(try PlistValue(contentsOf: URL(filePath: path))["k"] == 19)
+    }
+
+    @Test func removingTheHistoryFoldsItsProvenanceIntoTheLogFirst() throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.path("settings.plist")
+        var recorder: PlistRecorder? = PlistRecorder(limits: .init())
+        for i in 0..<5 { try change(path, "k\(i)", 1, recorder: &recorder) }
+        PlistHistory.removeAll(for: path)  // `settings history --purge`
+        #expect(try PlistHistory.list(for: path).isEmpty)
+        let folded = try PlistProvenanceLog.load(for: path)
+        #expect((0..<5).allSatisfy { folded.entries[["k\($0)"]]?.origin == .tool })
+        // Numbers start again at 1, and what the new generations carry is read back.
+        var next: PlistRecorder? = PlistRecorder(limits: .init())
+        try change(path, "late", 1, recorder: &next, by: PlistProvenance.thisProcess(.restore))
+        #expect(try PlistHistory.list(for: path).map(\.number) == [1])
+        let read = try PlistProvenanceLog.load(for: path)
+        #expect(read.entries[["late"]]?.origin == .restore)
+        #expect(read.entries[["k4"]]?.origin == .tool)
+    }
+
+    @Test func generationsPrunedBeforeTheLogIsWrittenNeverLoseTheirProvenance() throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.path("settings.plist")
+        // A byte budget so small that every change prunes the one before it.
+        var recorder: PlistRecorder? = PlistRecorder(limits: .init(count: 20, bytes: 1))
+        for i in 0..<6 { try change(path, "k\(i)", 1, recorder: &recorder) }
+        #expect(try PlistHistory.list(for: path).count == 1)
+        let read = try PlistProvenanceLog.load(for: path)
+        #expect((0..<6).allSatisfy { read.entries[["k\($0)"]]?.origin == .tool }, "\(read.entries.keys)")
+    }
+
+    @Test func provenanceAGenerationCarriesIsOutsideInput() throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.path("settings.plist")
+        var recorder: PlistRecorder? = PlistRecorder(limits: .init())
+        try change(path, "a", 1, recorder: &recorder)
+        // Planted generations: entries that are not entries, a path deeper than any file holds,
+        // a removal of a key, garbage in place of the dictionary, a half-written file.
+        let deep = Array(repeating: "x", count: PlistNesting.maximumDepth + 5).joined(separator: "/")
+        let planted: [PlistValue] = [
+            ["provenance": ["a": "not an entry", deep: ["origin": "write", "date": .date(Date())], "b": ["origin": 7]]],
+            ["provenance": "garbage", "origin": "write"],
+        ]
+        let directory = PlistHistory.directory(for: path)
+        for (i, value) in planted.enumerated() {
+            try value.encoded(as: .binary).write(to: URL(filePath: directory + "/\(10 + i).plist"))
+        }
+        try Data([0x62, 0x70, 0x6c]).write(to: URL(filePath: directory + "/12.plist"))
+        let read = try PlistProvenanceLog.load(for: path)
+        #expect(read.entries[["a"]]?.origin == .tool)
+        #expect(read.entries.count == 1)
+        // The next change still works and is read back.
+        try change(path, "c", 1, recorder: &recorder)
+        #expect(try PlistProvenanceLog.load(for: path).entries[["c"]]?.origin == .tool)
+    }
+}
