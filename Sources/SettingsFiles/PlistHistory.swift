@@ -120,6 +120,8 @@ public enum PlistHistory {
         /// The generations' numbers (ascending) and sizes, as last listed or kept.
         var numbers: [Int] = []
         var sizes: [Int: Int] = [:]
+        /// Whether ``checkCurrent(for:)`` found it current, for the change under way.
+        package var checkedCurrent = false
 
         package init() {}
     }
@@ -141,12 +143,11 @@ public enum PlistHistory {
             throw PlistFile.tooLarge(bytes.count)
         }
         let (directory, directoryIdentity) = try makeDirectory(for: target)
-        if !known.isCurrent(directory, directoryIdentity) { known.list(directory) }
-        var number = (known.numbers.last ?? 0) + 1
-        if (try? PlistFile.identity(of: directory + "/\(number).plist")) != .some(nil) {
-            known.list(directory)  // a file under the next number that this writer did not know of
-            number = (known.numbers.last ?? 0) + 1
-        }
+        // Checked once per change: the recorder may have just done it under the same lock.
+        let checked = known.checkedCurrent && directoryIdentity == known.directoryIdentity
+        known.checkedCurrent = false
+        if !checked, !known.isCurrent(directory, directoryIdentity) { known.list(directory) }
+        let number = (known.numbers.last ?? 0) + 1
         guard number <= maximumNumber else {
             throw PlistFile.Failure("generation numbers are used up in \(directory) (remove the history to start again)", code: EOVERFLOW)
         }
@@ -447,10 +448,11 @@ extension PlistHistory.Known {
 extension PlistHistory.Known {
     /// Whether the generations beside `target` are as this writer left them (no other writer
     /// kept or removed one since): then no generation carries provenance it has not seen.
-    package func isCurrent(for target: String) -> Bool {
+    package mutating func checkCurrent(for target: String) -> Bool {
         let directory = PlistHistory.directory(for: target)
         guard let identity = try? PlistFile.identity(of: directory) else { return false }
-        return isCurrent(directory, identity)
+        checkedCurrent = isCurrent(directory, identity)
+        return checkedCurrent
     }
 
     /// Whether every generation numbered after `first` up to `last` is still kept (none was

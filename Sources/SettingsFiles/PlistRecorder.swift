@@ -65,6 +65,13 @@ package struct PlistRecorder: Sendable {
     /// The log beside `target`, read again only when its file changed since this writer last
     /// read or wrote it.
     package mutating func currentLog(for target: String) -> PlistProvenanceLog {
+        currentLog(for: target, changing: false)
+    }
+
+    /// ``currentLog(for:)``; `changing`: for a change under way (under the file's lock), whose
+    /// generation is then kept without looking at the directory again.
+    private mutating func currentLog(for target: String, changing: Bool) -> PlistProvenanceLog {
+        defer { if !changing { generations.checkedCurrent = false } }
         guard limits.count > 0 else {
             // No history, no provenance: what was kept goes once, and nothing is known.
             if !removedForNoHistory {
@@ -78,7 +85,7 @@ package struct PlistRecorder: Sendable {
         let identity = try? PlistFile.identity(of: path)
         // Another writer's change shows as a new log file or as a generation this writer did
         // not keep (its entries travel in the generation until the log is next written).
-        if let log, identity == logIdentity, generations.isCurrent(for: target) { return log }
+        if let log, identity == logIdentity, generations.checkCurrent(for: target) { return log }
         let read = (try? PlistProvenanceLog.load(for: target, keepingEncoding: true, updating: log)) ?? PlistProvenanceLog()
         log = read
         logIdentity = identity
@@ -121,7 +128,7 @@ package struct PlistRecorder: Sendable {
                                  before: PlistDictionary?, previous: PlistDictionary?,
                                  target: String) throws(SettingsFileTransaction.Failure) -> Recorded {
         var recorded = Recorded()
-        var log = currentLog(for: target)
+        var log = currentLog(for: target, changing: true)
         guard limits.count > 0 else {
             self.log = log
             return recorded  // a limit of 0 keeps neither history nor provenance
