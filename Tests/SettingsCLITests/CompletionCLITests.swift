@@ -66,7 +66,7 @@ struct CompletionCLITests {
         #expect(try bash(f, script, ["settings", "-con"]) == ["-convert"])
         #expect(try bash(f, script, ["settings", "print", "--t"]) == ["--typed-json"])
         #expect(try bash(f, script, ["settings", "-insert", "k", "-b"]) == ["-bool"])
-        #expect(try bash(f, script, ["settings", "convert", "b"]) == ["binary1"])
+        #expect(try bash(f, script, ["settings", "convert", "xm"]) == ["xml1"])
         #expect(try bash(f, script, ["settings", "read", "O"]) == ["Other App"])
         #expect(try bash(f, script, ["settings", "write", "--show-secrets", "M"]) == ["MyApp"])
         // Only a DOMAIN argument completes domains: a KEY after it does not.

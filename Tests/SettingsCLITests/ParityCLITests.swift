@@ -219,6 +219,7 @@ struct ParityCLITests {
             """)
         #expect(try CLI.run("-extract", "zero", "raw", file).stdout == "-0\n")
         #expect(try CLI.run("-extract", "whole", "raw", file).stdout == "30\n")
+        #expect(try CLI.run("-convert", "json", "-o", "-", file).stdout == #"{"whole":30.0,"zero":-0.0,"half":1.5,"big":1e+20,"n":30}"# + "\n")
     }
 
     @Test func lintAndSilentLint() throws {
