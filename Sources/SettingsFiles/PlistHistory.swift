@@ -30,6 +30,13 @@ public struct PlistGeneration: Hashable, Sendable {
     /// The file's bytes as saved.
     public var bytes: Data
 
+    package init(number: Int, writer: PlistProvenance, changed: [[String]], bytes: Data) {
+        self.number = number
+        self.writer = writer
+        self.changed = changed
+        self.bytes = bytes
+    }
+
     /// The file's contents as saved.
     ///
     /// - Returns: the dictionary.

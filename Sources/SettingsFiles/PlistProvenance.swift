@@ -83,9 +83,22 @@ public struct PlistProvenance: Hashable, Sendable {
         PlistProvenance(origin: origin, process: executableName, pid: Int(getpid()), date: Date(), device: device)
     }
 
-    /// The running executable's name (the last component of `argv[0]`).
+    /// The running executable's name (the last component of `argv[0]`). A program started as
+    /// `/proc/self/exe` (a process starting itself again on Linux) is named after the file that
+    /// link leads to, not `exe`.
     public static let executableName: String = {
         let first = CommandLine.arguments.first ?? "?"
+        #if os(Linux)
+        if first.hasPrefix("/proc/"), first.hasSuffix("/exe") {
+            var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+            let count = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+            if count > 0 {
+                var target = String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+                if target.hasSuffix(" (deleted)") { target.removeLast(" (deleted)".count) }  // replaced since it started
+                return PlistFile.name(of: target)
+            }
+        }
+        #endif
         return PlistFile.name(of: first)
     }()
 

@@ -56,7 +56,7 @@ enum PlainJSONWriter {
         case .bool(let b): out += Array((b ? "true" : "false").utf8)
         case .integer(let i): out += Array("\(i)".utf8)
         case .real(let r) where r.isFinite:
-            out += Array((r == r.rounded() && abs(r) < 1e15 ? "\(Int64(r)).0" : "\(r)").utf8)
+            out += Array(r.description.utf8)  // `30.0` (it reads back as a real), `-0.0` (with its sign), `1e+20`
         case .date(let d) where datesAndDataAsText:
             guard let text = PlistDate.isoText(d.timeIntervalSinceReferenceDate, fraction: true) else {
                 throw PlistError(.unencodable, "the date has no ISO 8601 form", codingPath: path)

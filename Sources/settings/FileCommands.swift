@@ -222,6 +222,7 @@ enum ExtractCommand: Command {
             case .bool(let b): text = b ? "true" : "false"
             case .date: text = value.description
             case .data(let d): text = d.base64EncodedString()
+            case .real(let r) where r == 0 && r.sign == .minus: text = "-0"  // reads back as -0.0, as "0" would not
             case .integer, .real: text = value.displayText
             case .array(let items): text = String(items.count)                 // as plutil: the count
             case .dictionary(let dict): text = dict.keys.joined(separator: "\n")  // as plutil: each key on a line
@@ -307,7 +308,7 @@ enum EditCommand {
         }
         let keyPath = DottedKeyPath(args.positional[0]), file = args.positional[1]
         try KeyPath.checkDepth(keyPath.components.count)
-        let value = edit == .remove ? nil : try args.typedValue(command: command)
+        let value = edit == .remove ? nil : try args.typedValue(command: command, keyPath: keyPath.text, file: file)
         if args.output == nil || args.output == file, let domain = Domain.managing(file: file) {
             // A file the Settings library manages is changed as `write` changes it: under its
             // lock, from its contents then, checked against its schema, kept in its history.

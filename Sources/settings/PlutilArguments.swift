@@ -80,18 +80,28 @@ struct PlutilArguments {
 
     /// The value of a `plutil -insert`/`-replace` type flag: `-bool YES|NO`, `-integer N`,
     /// `-float N`, `-string TEXT`, `-date ISO8601`, `-data BASE64`, `-xml PLIST`, `-json JSON`,
-    /// `-array` and `-dictionary` (empty).
-    func typedValue(command: String) throws(CLIError) -> PlistValue {
+    /// `-array` and `-dictionary` (empty). A value that does not parse is an error naming the
+    /// file, the key path and the flag: `prefs.plist: insert at key path 'flag': "maybe" is not
+    /// a valid -bool value (...)`.
+    func typedValue(command: String, keyPath: String, file: String) throws(CLIError) -> PlistValue {
         guard let (flag, text) = typed else {
             throw .usage("\(command): expected a type and value (-bool, -integer, -float, -string, -date, -data, -xml, -json, -array or -dictionary)")
         }
-        let value = text ?? ""
+        do {
+            return try Self.value(of: flag, text ?? "")
+        } catch {
+            throw .failure("\(file): \(command) at key path '\(keyPath)': \(error.message)")
+        }
+    }
+
+    /// The value `text` gives with the type flag `flag`, or an error saying why not (naming the flag).
+    private static func value(of flag: String, _ value: String) throws(CLIError) -> PlistValue {
         switch flag {
         case "-array": return .array([])
         case "-dictionary", "-dict": return .dictionary(PlistDictionary())
         case "-data":
             guard let data = Data(base64Encoded: value, options: .ignoreUnknownCharacters), Strict.isBase64(Array(value.utf8)) else {
-                throw .failure("\(command): -data: \"\(value)\" is not valid base64")
+                throw .failure("-data: \"\(value)\" is not valid base64")
             }
             return .data(data)
         case "-xml":
@@ -114,7 +124,7 @@ struct PlutilArguments {
             do {
                 return try PlistValue.fromDefaultsArgument(type: name, [value])
             } catch {
-                throw .failure("\(command): \(error.message)")
+                throw .failure(error.message)
             }
         }
     }
@@ -155,6 +165,12 @@ struct DottedKeyPath {
     }
 
     func notFound(upTo i: Int, in root: PlistValue? = nil) -> CLIError {
+        // An index past an array's end says so, with the array's count (`tags.9` of 2 elements).
+        if let root, let index = Int(components[i]),
+           case .array(let items)? = i == 0 ? root : KeySuggestion.value(at: Array(components[..<i]), in: root) {
+            let array = i == 0 ? "the top-level array" : "the array at '\(components[..<i].joined(separator: "."))'"
+            return .failure("no value at key path '\(text)' (index \(index) is out of bounds: \(array) has \(items.count) element\(items.count == 1 ? "" : "s"))")
+        }
         let hint = root.map { KeySuggestion.hint(for: text, components: components, in: $0, separator: ".") } ?? ""
         return .failure("no value at key path '\(text)' ('\(components[...i].joined(separator: "."))' not found)\(hint)")
     }

@@ -38,6 +38,7 @@ enum Render {
             out += closePad + "]"
         case .string(let s): out += "\"" + s.escapingControlCharacters + "\""
         case .bool(let b): out += b ? "true" : "false"
+        case .real(let r): out += r.description  // as plutil -p: `30.0`, `-0.0`, `1e+20`
         case .date(let d):
             let iso = PlistValue.date(d).description  // 2026-11-23T10:15:02Z, with any fraction
             out += String(iso.prefix(19)).replacing("T", with: " ") + " +0000"

@@ -77,6 +77,7 @@ enum SettingsTool {
         SchemaCommand.self,
         ExplainCommand.self,
         HistoryCommand.self, RestoreCommand.self, ResetCommand.self,
+        CompletionCommand.self,
     ] }
 
     /// The command called `name`: a switch, so that starting one command instantiates no array
@@ -108,6 +109,7 @@ enum SettingsTool {
         case HistoryCommand.name: HistoryCommand.self
         case RestoreCommand.name: RestoreCommand.self
         case ResetCommand.name: ResetCommand.self
+        case CompletionCommand.name: CompletionCommand.self
         default: nil
         }
     }
@@ -139,7 +141,8 @@ enum SettingsTool {
         lines.append("plutil's forms work too: -p, -lint, -convert, -extract, -type, -insert, -replace, -remove, -create.")
         lines.append("Values under secret-named keys (password, token, apiKey...) print as <redacted> in")
         lines.append("read, print and diff; --show-secrets prints them.")
-        lines.append("Run 'settings COMMAND --help' for a command's arguments; 'settings --version' for the version.")
+        lines.append("Run 'settings COMMAND --help' for a command's arguments; 'settings --version' for the version;")
+        lines.append("'settings help --man' for all of it as a manual page.")
         return lines.joined(separator: "\n")
     }
 
@@ -153,6 +156,10 @@ enum SettingsTool {
             return .usage
         }
         if first == "--help" || first == "-h" || first == "help" || first == "-help" {
+            if arguments.dropFirst().first == "--man" {
+                Console.print(ManPage.text)
+                return .success
+            }
             Console.print(usage)
             return .success
         }

@@ -199,6 +199,29 @@ struct ParityCLITests {
         #expect(try f.run("print", "-p", f.file).stdout == expected)
     }
 
+    /// Reals print as plutil -p prints them: a whole one with its `.0`, a negative zero with its
+    /// sign (issue 31, item 7: `30` and `0` before); `-extract raw` keeps the sign too (`-0`).
+    @Test func humanReadablePrintOfReals() throws {
+        let dir = try TemporaryDirectory()
+        let file = try dir.write("r.plist", """
+            <plist><dict><key>whole</key><real>30</real><key>zero</key><real>-0.0</real>\
+            <key>half</key><real>1.5</real><key>big</key><real>1e20</real><key>n</key><integer>30</integer></dict></plist>
+            """).path
+        #expect(try CLI.run("-p", file).stdout == """
+            {
+              "whole" => 30.0
+              "zero" => -0.0
+              "half" => 1.5
+              "big" => 1e+20
+              "n" => 30
+            }
+
+            """)
+        #expect(try CLI.run("-extract", "zero", "raw", file).stdout == "-0\n")
+        #expect(try CLI.run("-extract", "whole", "raw", file).stdout == "30\n")
+        #expect(try CLI.run("-convert", "json", "-o", "-", file).stdout == #"{"whole":30.0,"zero":-0.0,"half":1.5,"big":1e+20,"n":30}"# + "\n")
+    }
+
     @Test func lintAndSilentLint() throws {
         let f = try Fixture()
         #expect(try f.run("-lint", f.file).stdout == "\(f.file): OK\n")

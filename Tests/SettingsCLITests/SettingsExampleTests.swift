@@ -43,6 +43,18 @@ struct SettingsExampleTests {
         #expect(first.output.contains("exited with status 0"))
         #expect(first.output.contains("change event: externalFile: theme"))
 
+        // The child started through /proc/self/exe is recorded under the program's name, not
+        // `exe` (issue 31, item 8); each generation lists a key once.
+        let history = try CLI.run(["history", "SettingsExample"], environment: ["XDG_CONFIG_HOME": home.path])
+        #expect(history.status == 0)
+        #expect(!history.stdout.contains(" exe pid"), "\(history.stdout)")
+        #expect(history.stdout.split(separator: "\n").contains { $0.contains("set by SettingsExample pid") && $0.hasSuffix("\ttheme") },
+                "\(history.stdout)")
+        for line in history.stdout.split(separator: "\n") {
+            let keys = line.split(separator: "\t").last.map { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } } ?? []
+            #expect(Set(keys).count == keys.count, "a key listed twice: \(line)")
+        }
+
         let firstRunVersions = ((try? FileManager.default.contentsOfDirectory(atPath: home.appending(path: "SettingsExample/.settings.plist.meta/generations").path)) ?? []).sorted()
         #expect(!firstRunVersions.isEmpty)
         let second = try Self.runExample([], configHome: home)

@@ -92,4 +92,36 @@ struct ToolMessagesCLITests {
         #expect(try CLI.run("-extract", "Network", "raw", file).stdout == "timeout\n")
         #expect(try CLI.run("-extract", "Network", "raw", "-n", file).stdout == "timeout")
     }
+
+    /// A value the plutil forms cannot read for its type names the file and the key path, for
+    /// every type flag (issue 31, item 7: `insert: "maybe" is not a valid -bool value` named neither).
+    @Test(arguments: [("-bool", "maybe"), ("-integer", "x"), ("-float", "x"), ("-date", "x"), ("-data", "!!"),
+                      ("-json", "{"), ("-xml", "<bogus")])
+    func aTypedValueThatDoesNotParseNamesTheFileAndKey(flag: String, value: String) throws {
+        let dir = try TemporaryDirectory()
+        let file = try dir.write("a.plist", sample).path
+        for verb in ["-insert", "-replace"] {
+            let out = try CLI.run(verb, "flag", flag, value, file)
+            #expect(out.status == 1)
+            #expect(out.stderr.hasPrefix("settings: \(file): \(verb.dropFirst()) at key path 'flag': "), "\(out.stderr)")
+            #expect(out.stderr.contains(flag == "-integer" ? "-int" : flag), "\(out.stderr)")
+        }
+        #expect(try String(contentsOfFile: file, encoding: .utf8) == sample)
+    }
+
+    /// An index past an array's end says so and gives the array's count, for each verb.
+    @Test func anIndexPastAnArraysEndIsOutOfBounds() throws {
+        let dir = try TemporaryDirectory()
+        let file = try dir.write("a.plist", sample).path
+        let said = "no value at key path 'tags.9' (index 9 is out of bounds: the array at 'tags' has 3 elements)"
+        for arguments in [["-insert", "tags.9", "-string", "z"], ["-replace", "tags.9", "-string", "z"], ["-remove", "tags.9"],
+                          ["-extract", "tags.9", "raw"], ["-type", "tags.9"]] {
+            let out = try CLI.run(arguments + [file], environment: [:])
+            #expect(out.status == 1, "\(arguments)")
+            #expect(out.stderr == "settings: \(file): \(said)\n", "\(arguments)")
+        }
+        // An index that is there, or one past the end for -insert (it appends), still works.
+        #expect(try CLI.run("-insert", "tags.3", "-string", "d", file).status == 0)
+        #expect(try CLI.run("-extract", "tags.3", "raw", file).stdout == "d\n")
+    }
 }

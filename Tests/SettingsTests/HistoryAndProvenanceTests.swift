@@ -59,9 +59,9 @@ struct HistoryAndProvenanceTests {
         #expect(log.entries[["child-0"]]?.pid == childPID)
         let history = try await later.history()
         let handEdit = try #require(history.first { $0.writer.origin == .changedOnDisk })
-        #expect(handEdit.changed == [["child-1"]])
+        #expect(handEdit.changed == ["child-1"])
         #expect(try handEdit.contents()["other"] == nil)
-        #expect(history.last?.changed == [["other"]])
+        #expect(history.last?.changed == ["other"])
         // The settings file itself stays a plain plist with only the settings.
         let keys = try #require(try PlistValue(contentsOf: url).dictionaryValue).keys
         #expect(Set(keys) == ["child-0", "child-1", "mine", "other"])
@@ -112,6 +112,25 @@ struct HistoryAndProvenanceTests {
         #expect(again.provenance(of: "b")?.device == "77B0-DEVICE")
     }
 
+    /// A generation lists each key its save wrote once, however often it was written before
+    /// the save, as ``SettingsKey``s that print as paths, like ``SettingsChange/keys`` (issue 31,
+    /// item 8: `t, t, p, p` and `[[String]]` before).
+    @Test func aGenerationListsEachKeyOnceAsSettingsKeys() async throws {
+        let dir = try TemporaryDirectory()
+        let store = SettingsStore.file(dir.file(), autosaveDelay: nil, externalChanges: .ignored)
+        store["Network/timeout"] = 1
+        store["Network/timeout"] = 2
+        store["proxy"] = "a"
+        store["proxy"] = "b"
+        try await store.flush()
+        let generation = try #require(try await store.history().last)
+        let keys: [SettingsKey] = generation.changed
+        #expect(keys == ["Network/timeout", "proxy"])
+        #expect("\(generation.changed)" == "[Network/timeout, proxy]")
+        #expect(try generation.contents()["proxy"] == "b")
+        #expect(SettingsGeneration(try #require(try PlistHistory.list(for: dir.file().path).last)) == generation)
+    }
+
     @Test func historyIsBoundedAndARestoreIsItselfAGenerationThatCanBeUndone() async throws {
         let dir = try TemporaryDirectory()
         let url = dir.file()
@@ -123,7 +142,7 @@ struct HistoryAndProvenanceTests {
         }
         var history = try await store.history()
         #expect(history.map(\.number) == [3, 4, 5])
-        #expect(history.allSatisfy { $0.changed == [["volume"]] && $0.writer.pid == Int(getpid()) })
+        #expect(history.allSatisfy { $0.changed == ["volume"] && $0.writer.pid == Int(getpid()) })
         #expect(try history[0].contents()["volume"] == 3)
 
         try await store.restore(3)

@@ -9,6 +9,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import Synchronization
+import SettingsFiles
 
 /// A problem the library noticed and did not throw: a setting without a default, a stored value of
 /// the wrong type, a rule that refused a write, a file that could not be read.
@@ -100,8 +101,9 @@ public enum SettingsDiagnostics {
         "\(programName): \(diagnostic)"
     }
 
-    /// The program's name, worked out once.
-    static let programName = ProcessInfo.processInfo.processName
+    /// The program's name, worked out once, as provenance records it (`MyApp`, also when it was
+    /// started as `/proc/self/exe`).
+    static var programName: String { PlistProvenance.executableName }
 
     /// Sends `diagnostic` to the handler.
     @usableFromInline

@@ -1,9 +1,9 @@
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+public import FoundationEssentials
 #else
-import Foundation
+public import Foundation
 #endif
-import SettingsPlist
+public import SettingsPlist
 public import SettingsFiles
 
 /// Who last set a key of the user's file, and when: its origin (this process's write, another
@@ -11,8 +11,47 @@ public import SettingsFiles
 /// executable and pid where known, and the time. See ``SettingsStore/provenance(of:)``.
 public typealias SettingsProvenance = PlistProvenance
 
-/// One saved version of the user's file, from ``SettingsStore/history()``.
-public typealias SettingsGeneration = PlistGeneration
+/// One saved version of the user's file, from ``SettingsStore/history()``: its number, who saved
+/// it and when, the keys that save changed (each once, whatever the number of writes before the
+/// save), and the file's bytes.
+///
+/// ```swift
+/// for generation in try await store.history() {
+///     print(generation.number, generation.writer.summary, generation.changed)   // 3 set by MyApp pid 4121 at … [Network/timeout]
+/// }
+/// ```
+///
+/// Its keys are ``SettingsKey``s, as ``SettingsChange/keys`` are; the files layer's
+/// `PlistGeneration` (from `PlistHistory`) holds them as component arrays.
+public struct SettingsGeneration: Hashable, Sendable {
+    /// Its number: 1 for the first kept, one more for each one after.
+    public var number: Int
+    /// Who saved it and when.
+    public var writer: SettingsProvenance
+    /// The keys that save changed, each once, in the order they were first written.
+    public var changed: [SettingsKey]
+    /// The file's bytes as saved.
+    public var bytes: Data
+
+    /// The generation `PlistHistory` lists, with its keys as ``SettingsKey``s.
+    ///
+    /// - Parameter generation: a generation of the files layer.
+    public init(_ generation: PlistGeneration) {
+        number = generation.number
+        writer = generation.writer
+        changed = generation.changed.map { SettingsKey(components: $0) }
+        bytes = generation.bytes
+    }
+
+    /// The file's contents as saved.
+    ///
+    /// - Returns: the dictionary.
+    /// - Throws: `PlistError` when the kept bytes do not parse, `PlistFile.Failure` when the
+    ///   root is not a dictionary.
+    public func contents() throws -> PlistDictionary {
+        try PlistGeneration(number: number, writer: writer, changed: changed.map(\.components), bytes: bytes).contents()
+    }
+}
 
 extension SettingsStore {
     /// Who last set the value at `key` in the user's file, and when.
@@ -71,7 +110,7 @@ extension SettingsStore {
     private func historyOnExecutor() throws(SettingsError) -> [SettingsGeneration] {
         let path = try filePath()
         do {
-            return try PlistHistory.list(for: path)
+            return try PlistHistory.list(for: path).map(SettingsGeneration.init)
         } catch {
             throw SettingsError(.invalidFile, path: path, detail: "cannot read its history: \(error)")
         }
@@ -89,7 +128,7 @@ extension SettingsStore {
     /// ```
     ///
     /// - Parameters:
-    ///   - number: the generation's number (`PlistGeneration.number`).
+    ///   - number: the generation's number (``SettingsGeneration/number``).
     ///   - keys: the key paths to restore (a key the generation does not hold is removed);
     ///     `nil` restores the whole file.
     /// - Throws: ``SettingsError``: `.invalidFile` when the generation is not kept or does not
