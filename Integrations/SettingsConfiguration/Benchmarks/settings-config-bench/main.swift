@@ -1,6 +1,6 @@
 // SettingsProvider against swift-configuration's own providers, in the same run. Build in release:
 //
-//   swift run -c release settings-config-bench            # --quick for a smoke run
+//   swift run -c release settings-config-bench            # --quick for a smoke run, --only watches
 //
 // - reads: `ConfigReader.int(forKey:)` over `InMemoryProvider` and over `SettingsProvider` on an
 //   in-memory store, on a file store with two layers (registered defaults under the user's file),
@@ -14,14 +14,21 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+#if canImport(Glibc)
+import Glibc  // exit
+#endif
 import Configuration
 import Settings
 import SettingsConfiguration
 import SettingsPlist
 
 let quick = CommandLine.arguments.contains("--quick")
+/// `--only reads|snapshots|watches` runs one section.
+let sections: Set<String> = CommandLine.arguments.firstIndex(of: "--only").flatMap { index in
+    index + 1 < CommandLine.arguments.count ? [CommandLine.arguments[index + 1]] : nil
+} ?? ["reads", "snapshots", "watches"]
 let reads = quick ? 2_000 : 100_000
-let rounds = quick ? 2 : 7
+let rounds = quick ? 2 : Int(CommandLine.arguments.firstIndex(of: "--rounds").map { CommandLine.arguments[$0 + 1] } ?? "") ?? 7
 let clock = ContinuousClock()
 
 /// The time of one run of `body`, averaged over `count` runs.
@@ -76,46 +83,61 @@ let inMemory = ConfigReader(provider: InMemoryProvider(values: ["http.port": 808
 let settingsInMemory = ConfigReader(provider: SettingsProvider(store: .inMemory(["http": ["port": 8080]])))
 let settingsFile = ConfigReader(provider: SettingsProvider(store: fileStore))
 
-let readTimes = interleaved([
-    { readTime(inMemory) },
-    { readTime(settingsInMemory) },
-    { readTime(settingsFile) },
-    { readTime(inMemory, "http.missing", expected: 7) },
-    { readTime(settingsInMemory, "http.missing", expected: 7) },
-    { readTime(settingsFile, "http.missing", expected: 7) },
-])
-print("ConfigReader.int(forKey:), median of \(rounds) interleaved rounds of \(reads) reads each:")
-report("InMemoryProvider", readTimes[0], against: readTimes[0])
-report("SettingsProvider, in-memory store", readTimes[1], against: readTimes[0])
-report("SettingsProvider, file store (defaults + user file)", readTimes[2], against: readTimes[0])
-print("a missing key, with a default:")
-report("InMemoryProvider", readTimes[3], against: readTimes[3])
-report("SettingsProvider, in-memory store", readTimes[4], against: readTimes[3])
-report("SettingsProvider, file store (defaults + user file)", readTimes[5], against: readTimes[3])
+// `--profile-read N`: N reads through SettingsProvider on the in-memory store, nothing else (for
+// callgrind or perf: compare with `--profile-read-base N`, the same over InMemoryProvider).
+if let flag = CommandLine.arguments.firstIndex(where: { $0.hasPrefix("--profile-read") }),
+   flag + 1 < CommandLine.arguments.count, let count = Int(CommandLine.arguments[flag + 1]) {
+    let reader = CommandLine.arguments[flag] == "--profile-read-base" ? inMemory : settingsInMemory
+    var sum = 0
+    for _ in 0..<count { sum &+= reader.int(forKey: "http.port", default: 7) }
+    print(sum)
+    exit(0)
+}
+
+if sections.contains("reads") {
+    let readTimes = interleaved([
+        { readTime(inMemory) },
+        { readTime(settingsInMemory) },
+        { readTime(settingsFile) },
+        { readTime(inMemory, "http.missing", expected: 7) },
+        { readTime(settingsInMemory, "http.missing", expected: 7) },
+        { readTime(settingsFile, "http.missing", expected: 7) },
+    ])
+    print("ConfigReader.int(forKey:), median of \(rounds) interleaved rounds of \(reads) reads each:")
+    report("InMemoryProvider", readTimes[0], against: readTimes[0])
+    report("SettingsProvider, in-memory store", readTimes[1], against: readTimes[0])
+    report("SettingsProvider, file store (defaults + user file)", readTimes[2], against: readTimes[0])
+    print("a missing key, with a default:")
+    report("InMemoryProvider", readTimes[3], against: readTimes[3])
+    report("SettingsProvider, in-memory store", readTimes[4], against: readTimes[3])
+    report("SettingsProvider, file store (defaults + user file)", readTimes[5], against: readTimes[3])
+}
 
 // MARK: Snapshots
 
-print("snapshot() then one read (median of \(rounds) interleaved rounds):")
-for size in quick ? [10, 1_000] : [10, 1_000, 10_000] {
-    var configValues: [AbsoluteConfigKey: ConfigValue] = [:]
-    var plist = PlistDictionary(minimumCapacity: size)
-    for i in 0..<size {
-        configValues[AbsoluteConfigKey(["key\(i)"])] = ConfigValue(.int(i), isSecret: false)
-        plist["key\(i)"] = .integer(PlistInteger(Int64(i)))
-    }
-    let key = AbsoluteConfigKey(["key3"])
-    let base = InMemoryProvider(values: configValues)
-    let provider = SettingsProvider(store: .inMemory(plist))
-    let count = quick ? 20 : (size >= 10_000 ? 200 : 2_000)
-    func snapshotTime(_ provider: some ConfigProvider) -> Duration {
-        time(count) { _ in
-            let value = try? provider.snapshot().value(forKey: key, type: .int).value?.content
-            precondition(value == .int(3), "the snapshot has the value")
+if sections.contains("snapshots") {
+    print("snapshot() then one read (median of \(rounds) interleaved rounds):")
+    for size in quick ? [10, 1_000] : [10, 1_000, 10_000] {
+        var configValues: [AbsoluteConfigKey: ConfigValue] = [:]
+        var plist = PlistDictionary(minimumCapacity: size)
+        for i in 0..<size {
+            configValues[AbsoluteConfigKey(["key\(i)"])] = ConfigValue(.int(i), isSecret: false)
+            plist["key\(i)"] = .integer(PlistInteger(Int64(i)))
         }
+        let key = AbsoluteConfigKey(["key3"])
+        let base = InMemoryProvider(values: configValues)
+        let provider = SettingsProvider(store: .inMemory(plist))
+        let count = quick ? 20 : (size >= 10_000 ? 200 : 2_000)
+        func snapshotTime(_ provider: some ConfigProvider) -> Duration {
+            time(count) { _ in
+                let value = try? provider.snapshot().value(forKey: key, type: .int).value?.content
+                precondition(value == .int(3), "the snapshot has the value")
+            }
+        }
+        let times = interleaved([{ snapshotTime(base) }, { snapshotTime(provider) }])
+        report("InMemoryProvider, \(size) keys", times[0], against: times[0])
+        report("SettingsProvider, \(size) keys", times[1], against: times[0])
     }
-    let times = interleaved([{ snapshotTime(base) }, { snapshotTime(provider) }])
-    report("InMemoryProvider, \(size) keys", times[0], against: times[0])
-    report("SettingsProvider, \(size) keys", times[1], against: times[0])
 }
 
 // MARK: Watches
@@ -163,19 +185,29 @@ func watchTime(_ provider: some ConfigProvider, idle: Int, writes: Int, write: (
     }
 }
 
-print("one change to a watched key, 100 idle watchers on other keys (median of \(rounds) rounds):")
-let writes = quick ? 200 : 2_000
-var watchTimes: [[Duration]] = [[], []]
-for _ in 0..<rounds {
-    let mutable = MutableInMemoryProvider(initialValues: ["target": -1])
-    watchTimes[0].append(await watchTime(mutable, idle: 100, writes: writes) { i in
-        if i >= 0 { mutable.setValue(.init(.int(i), isSecret: false), forKey: ["target"]) }
-    })
-    let store = SettingsStore.inMemory(["target": -1])
-    watchTimes[1].append(await watchTime(SettingsProvider(store: store), idle: 100, writes: writes) { i in
-        if i >= 0 { store["target"] = .integer(PlistInteger(Int64(i))) }
-    })
+if sections.contains("watches") {
+    print("one change to a watched key, 100 idle watchers on other keys (median of \(rounds) rounds):")
+    let writes = quick ? 200 : 2_000
+    var watchTimes: [[Duration]] = [[], [], [], []]
+    for _ in 0..<rounds {
+        let mutable = MutableInMemoryProvider(initialValues: ["target": -1])
+        watchTimes[0].append(await watchTime(mutable, idle: 100, writes: writes) { i in
+            if i >= 0 { mutable.setValue(.init(.int(i), isSecret: false), forKey: ["target"]) }
+        })
+        let store = SettingsStore.inMemory(["target": -1])
+        watchTimes[1].append(await watchTime(SettingsProvider(store: store), idle: 100, writes: writes) { i in
+            if i >= 0 { store["target"] = .integer(PlistInteger(Int64(i))) }
+        })
+        let alone = SettingsStore.inMemory(["target": -1])  // no idle watchers: what the 100 cost
+        watchTimes[3].append(await watchTime(SettingsProvider(store: alone), idle: 0, writes: writes) { i in
+            if i >= 0 { alone["target"] = .integer(PlistInteger(Int64(i))) }
+        })
+        let unwatched = SettingsStore.inMemory(["target": -1])  // the floor: the store's write alone
+        watchTimes[2].append(time(writes) { i in unwatched["target"] = .integer(PlistInteger(Int64(i))) })
+    }
+    let watchMedians = watchTimes.map { $0.sorted()[$0.count / 2] }
+    report("MutableInMemoryProvider", watchMedians[0], against: watchMedians[0])
+    report("SettingsProvider, in-memory store", watchMedians[1], against: watchMedians[0])
+    report("SettingsProvider, no idle watchers", watchMedians[3], against: watchMedians[0])
+    report("(the same write to a store nobody watches)", watchMedians[2], against: watchMedians[0])
 }
-let watchMedians = watchTimes.map { $0.sorted()[$0.count / 2] }
-report("MutableInMemoryProvider", watchMedians[0], against: watchMedians[0])
-report("SettingsProvider, in-memory store", watchMedians[1], against: watchMedians[0])

@@ -86,7 +86,14 @@ public struct SettingsProvider: Sendable {
         _ key: AbsoluteConfigKey, type: ConfigType,
         read: (SettingsKey) -> PlistValue?, source: (SettingsKey) -> SettingsLayer?
     ) throws(SettingsError) -> LookupResult {
-        let mappedKey = mapped.entry(for: key, self)
+        try lookUp(key, mapped.entry(for: key, self), type: type, read: read, source: source)
+    }
+
+    /// Looks `key`, mapped to `mappedKey`, up through `read`.
+    func lookUp(
+        _ key: AbsoluteConfigKey, _ mappedKey: MappedKey, type: ConfigType,
+        read: (SettingsKey) -> PlistValue?, source: (SettingsKey) -> SettingsLayer?
+    ) throws(SettingsError) -> LookupResult {
         let storeKey = mappedKey.storeKey
         guard let stored = read(storeKey) else { return LookupResult(encodedKey: storeKey.path, value: nil) }
         let content: ConfigContent
@@ -154,7 +161,14 @@ extension SettingsProvider: ConfigProvider {
     /// - Throws: ``SettingsError`` (``SettingsError/Code/typeMismatch``) when the stored value
     ///   does not convert to `type`.
     public func value(forKey key: AbsoluteConfigKey, type: ConfigType) throws -> LookupResult {
-        try lookUp(key, type: type, read: { store.value(for: $0) }, source: { store.source(of: $0) })
+        // The last result read at this key stays current while the store's generation, read
+        // before the value, is unchanged.
+        let generation = store.generation
+        let mappedKey = mapped.entry(for: key, self)
+        if let last = mappedKey.last, last.generation == generation, last.type == type { return last.result }
+        let result = try lookUp(key, mappedKey, type: type, read: { store.value(for: $0) }, source: { store.source(of: $0) })
+        mapped.remember(result, of: type, at: generation, for: key)
+        return result
     }
 
     /// Reloads the store's file if it changed on disk, then returns the value at `key`.
@@ -229,16 +243,20 @@ extension SettingsProvider: CustomStringConvertible, CustomDebugStringConvertibl
     public var debugDescription: String { describe(store.effectiveValues) }
 }
 
-/// The store key a provider's mapping gave for a configuration key, and whether its values are
-/// secret whatever they are (`nil`: ask the provider's ``SettingsProvider/secrets`` per value).
+/// The store key a provider's mapping gave for a configuration key, whether its values are
+/// secret whatever they are (`nil`: ask the provider's ``SettingsProvider/secrets`` per value), and
+/// the last result read from the store at it.
 struct MappedKey: Sendable {
     let storeKey: SettingsKey
     let secrecy: Bool?
+    /// The last result of ``SettingsProvider/value(forKey:type:)``: the store's generation read
+    /// before it, the type asked for, and the result.
+    var last: (generation: UInt64, type: ConfigType, result: LookupResult)?
 }
 
-/// The store keys a provider's mapping gave for each configuration key (its components: the
-/// context is not used), at most `limit` of them (then it starts over: a program reads a bounded
-/// set of keys).
+/// The store keys a provider's mapping gave for each configuration key (by its components: the
+/// context is not used) and their last results, at most `limit` of them (then it starts over: a
+/// program reads a bounded set of keys).
 final class MappedKeys: Sendable {
     private let cache = Mutex<[[String]: MappedKey]>([:])
     private let limit = 4096
@@ -252,6 +270,14 @@ final class MappedKeys: Sendable {
             cache[key.components] = entry
         }
         return entry
+    }
+
+    /// Keeps `result` as the last one read at `key` (unless a newer one is kept already).
+    func remember(_ result: LookupResult, of type: ConfigType, at generation: UInt64, for key: AbsoluteConfigKey) {
+        cache.withLock { cache in
+            if let kept = cache[key.components]?.last?.generation, kept > generation { return }
+            cache[key.components]?.last = (generation, type, result)
+        }
     }
 }
 
