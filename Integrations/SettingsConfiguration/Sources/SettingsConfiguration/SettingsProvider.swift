@@ -68,8 +68,9 @@ public struct SettingsProvider: Sendable {
     ///   - keyMapping: how keys map (default ``SettingsKeyMapping/standard``: `log.level` is
     ///     `log/level`).
     ///   - secrets: which values are secret besides those at keys the store counts as secret
-    ///     (default: no others). `.specific` and `.all` cost nothing per read; `.dynamic` is asked
-    ///     at every read.
+    ///     (default: no others), given store keys (`.specific(["db/url"])`, exactly those keys)
+    ///     and stored values. `.specific`, `.all` and `.none` are worked out once per key;
+    ///     `.dynamic` is asked for each value read (again when the store changed).
     ///   - name: the provider's name in access reports.
     public init(
         store: SettingsStore, keyMapping: SettingsKeyMapping = .standard,

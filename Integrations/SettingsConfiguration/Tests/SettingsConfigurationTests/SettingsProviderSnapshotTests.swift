@@ -28,19 +28,6 @@ struct SettingsProviderSnapshotTests {
         #expect(error.description == "key 'http/port' has type String, expected Int (from registered defaults) (configuration key 'http.port')")
     }
 
-    @Test func theStoresSnapshotKeepsEveryLayerAsItWas() {
-        let store = SettingsStore.inMemory(["volume": 0.5])
-        store.register(defaults: ["theme": "light"])
-        let snapshot = store.snapshot()
-        store["volume"] = 0.9
-        store["theme"] = "dark"
-        #expect(snapshot.value(for: "volume") == 0.5)
-        #expect(snapshot.source(of: "theme") == .defaults)
-        #expect(snapshot.effectiveValues == ["theme": "light", "volume": 0.5])
-        #expect(store.snapshot() != snapshot)
-        #expect(store.snapshot() == store.snapshot())
-    }
-
     @Test func descriptionsListTheKeysAndRedactSecretValues() {
         let store = SettingsStore.inMemory(["db": ["password": "hunter2", "host": "localhost"], "http": ["port": 8080]])
         let provider = SettingsProvider(store: store)
@@ -51,6 +38,14 @@ struct SettingsProviderSnapshotTests {
         #expect(String(describing: provider) == "SettingsProvider[in memory]")
         let named = SettingsProvider(store: store, keyMapping: .namespace("http"), name: "app")
         #expect(String(reflecting: named) == "app[1 values: port=8080]")
+    }
+
+    @Test func theGuidesListingIsWhatItPrints() {
+        // Docs/Configuration.md, section 1.
+        let store = SettingsStore.inMemory(["db": ["url": "postgres://app:pw@db/app", "password": "hunter2"], "http": ["port": 8080]])
+        let provider = SettingsProvider(store: store, secrets: .specific(["db/url"]))
+        #expect(String(reflecting: provider.snapshot())
+            == "SettingsProvider[in memory, 3 values: db.password=<REDACTED>, db.url=<REDACTED>, http.port=8080]")
     }
 
     @Test func secretsTakeASecretsSpecifierBesidesTheStoresSecretNames() throws {
