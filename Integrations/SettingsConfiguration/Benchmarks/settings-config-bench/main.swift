@@ -188,7 +188,7 @@ func watchTime(_ provider: some ConfigProvider, idle: Int, writes: Int, write: (
 if sections.contains("watches") {
     print("one change to a watched key, 100 idle watchers on other keys (median of \(rounds) rounds):")
     let writes = quick ? 200 : 2_000
-    var watchTimes: [[Duration]] = [[], [], [], []]
+    var watchTimes: [[Duration]] = [[], [], [], [], []]
     for _ in 0..<rounds {
         let mutable = MutableInMemoryProvider(initialValues: ["target": -1])
         watchTimes[0].append(await watchTime(mutable, idle: 100, writes: writes) { i in
@@ -202,6 +202,10 @@ if sections.contains("watches") {
         watchTimes[3].append(await watchTime(SettingsProvider(store: alone), idle: 0, writes: writes) { i in
             if i >= 0 { alone["target"] = .integer(PlistInteger(Int64(i))) }
         })
+        let observed = SettingsStore.inMemory(["target": -1])  // the store's own key observation, no task
+        let observation = observed.onChange(of: "target") { _, _ in }
+        watchTimes[4].append(time(writes) { i in observed["target"] = .integer(PlistInteger(Int64(i))) })
+        observation.cancel()
         let unwatched = SettingsStore.inMemory(["target": -1])  // the floor: the store's write alone
         watchTimes[2].append(time(writes) { i in unwatched["target"] = .integer(PlistInteger(Int64(i))) })
     }
@@ -209,5 +213,6 @@ if sections.contains("watches") {
     report("MutableInMemoryProvider", watchMedians[0], against: watchMedians[0])
     report("SettingsProvider, in-memory store", watchMedians[1], against: watchMedians[0])
     report("SettingsProvider, no idle watchers", watchMedians[3], against: watchMedians[0])
+    report("(the same write, one store observer of the key)", watchMedians[4], against: watchMedians[0])
     report("(the same write to a store nobody watches)", watchMedians[2], against: watchMedians[0])
 }
