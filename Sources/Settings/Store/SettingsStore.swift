@@ -219,8 +219,16 @@ public actor SettingsStore {
         if !loaded.load(ordering: .acquiring) { loadFile() }
     }
 
-    /// The change counter: different whenever any layer changed since it was last read.
-    @inlinable nonisolated var generation: UInt64 { values.generation }
+    /// The change counter: different whenever any layer changed since it was last read (one
+    /// atomic load). It is bumped after each change is made, so a value derived from reads made
+    /// after reading it stays current for as long as it is unchanged: a cache in front of the
+    /// store compares it, as `@Setting` properties do.
+    ///
+    /// ```swift
+    /// let generation = store.generation
+    /// let timeout = store["Network/timeout"]     // current while store.generation == generation
+    /// ```
+    @inlinable public nonisolated var generation: UInt64 { values.generation }
 }
 
 // Reads and writes: synchronous, on the caller's thread, never waiting for the file.

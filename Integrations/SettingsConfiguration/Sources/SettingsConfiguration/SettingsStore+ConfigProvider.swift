@@ -29,7 +29,8 @@ extension SettingsStore {
     ///   - provider: the provider.
     ///   - placement: where it sits among the built-in layers.
     ///   - keyMapping: how the store's keys map to the provider's (default: component for
-    ///     component, `Network/timeout` is `Network.timeout`).
+    ///     component, `Network/timeout` is `Network.timeout`): the layer answers at the store key
+    ///     the mapping gives, the key a ``SettingsProvider`` with the same mapping reads.
     ///   - name: the layer's name (default: the provider's `providerName`).
     /// - Returns: `false` (and nothing changes) when the store already has a layer of that name.
     @discardableResult
@@ -75,7 +76,8 @@ final class ProviderWatch: Sendable {
     ) -> @Sendable (SettingsKey, PlistValue?) -> PlistValue? {
         { key, hint in
             _ = watch
-            return value(in: snapshot, at: keyMapping.configKey(key), hint: hint)
+            guard let configKey = keyMapping.configKey(key) else { return nil }
+            return value(in: snapshot, at: configKey, hint: hint)
         }
     }
 

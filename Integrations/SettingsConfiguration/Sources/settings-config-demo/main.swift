@@ -1,7 +1,7 @@
 // A small service configured through swift-configuration, with its settings kept by Settings.
 //
 //   swift run settings-config-demo --http-port 9000        # or HTTP_PORT=9000; default 8080
-//   settings write settings-config-demo log.level debug    # from another terminal: applied at once, kept for the next run
+//   settings write settings-config-demo log/level debug    # from another terminal: applied at once, kept for the next run
 //
 // It reads its port once and follows its log level as it changes; SIGTERM or SIGINT stops it
 // gracefully, saving any unsaved settings first (SettingsStoreService).

@@ -66,21 +66,6 @@ struct SettingsProviderTests {
         #expect(try provider.value(forKey: ["db", "password"], type: .string).value?.isSecret == true)
         #expect(try provider.value(forKey: ["db", "host"], type: .string).value?.isSecret == false)
         #expect(try provider.snapshot().value(forKey: ["db", "password"], type: .string).value?.isSecret == true)
-        let marked = SettingsProvider(store: store, keyMapping: SettingsKeyMapping(storeKeys: { key in
-            [key.components == ["db", "host"] ? .secret("db/host") : SettingsKey(components: key.components)]
-        }))
-        #expect(try marked.value(forKey: ["db", "host"], type: .string).value?.description == "[string: <REDACTED>]")
-    }
-
-    @Test func keysMapToNestedPathsThenToDotJoinedTopLevelKeys() throws {
-        let store = SettingsStore.inMemory(["log.level": "debug", "http": ["port": 8080]])
-        let reader = ConfigReader(provider: SettingsProvider(store: store))
-        #expect(reader.string(forKey: "log.level") == "debug")
-        #expect(reader.int(forKey: "http.port") == 8080)
-        store["log"] = ["level": "trace"]     // the nested path wins
-        #expect(reader.string(forKey: "log.level") == "trace")
-        let scoped = ConfigReader(provider: SettingsProvider(store: .inMemory(["Server": ["port": 1]]), keyMapping: .namespace("Server")))
-        #expect(scoped.int(forKey: "port") == 1)
     }
 
     @Test func aSnapshotStaysAsItWasWhileTheStoreChanges() throws {

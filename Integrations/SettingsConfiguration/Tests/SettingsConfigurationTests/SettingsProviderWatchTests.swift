@@ -25,7 +25,7 @@ struct SettingsProviderWatchTests {
     func aSecondProcessWritingTheFileReachesWatchValue() async throws {
         let dir = try TempDir()
         let file = dir.url.appending(path: "demo-app/settings.plist")
-        #expect(try Self.settingsTool(["write", "demo-app", "log.level", "info"], configHome: dir.url) == 0)
+        #expect(try Self.settingsTool(["write", "demo-app", "log/level", "info"], configHome: dir.url) == 0)
         let store = SettingsStore.file(file)
         let provider = SettingsProvider(store: store)
         let clock = ContinuousClock()
@@ -39,7 +39,7 @@ struct SettingsProviderWatchTests {
                 values.append(try result.get().value.flatMap { try? $0.content.stringValue() })
                 if values.count > levels.count { break }
                 written = clock.now
-                #expect(try Self.settingsTool(["write", "demo-app", "log.level", levels[values.count - 1]], configHome: dir.url) == 0)
+                #expect(try Self.settingsTool(["write", "demo-app", "log/level", levels[values.count - 1]], configHome: dir.url) == 0)
             }
             return (latencies, values)
         }
