@@ -679,13 +679,7 @@ public struct PlistProvenanceLog: Hashable, Sendable {
 
     /// The value at a key path (an empty path is nothing).
     static func value(at path: [String], in contents: PlistDictionary) -> PlistValue? {
-        guard !path.isEmpty else { return nil }
-        var current = PlistValue.dictionary(contents)
-        for component in path {
-            guard case .dictionary(let d) = current, let next = d[component] else { return nil }
-            current = next
-        }
-        return current
+        contents.value(at: path)
     }
 
     /// Calls `body` for each leaf (a value that is not a dictionary) at or below `path`, with a

@@ -293,48 +293,34 @@ struct KeyPath {
 extension PlistDictionary {
     /// The value at a key path.
     func value(at key: KeyPath) -> PlistValue? {
-        var current: PlistValue = .dictionary(self)
-        for component in key.components {
-            guard case .dictionary(let dict) = current, let next = dict[component] else { return nil }
-            current = next
-        }
-        return current
+        value(at: key.components)
     }
 
     /// Sets (or with `nil` removes) the value at a key path, creating dictionaries on the way.
     /// A value in the way that is not a dictionary is an error naming it.
     mutating func setValue(_ value: PlistValue?, at key: KeyPath) throws(CLIError) {
-        try setValue(value, at: key.components[...], prefix: [])
-    }
-
-    private mutating func setValue(_ value: PlistValue?, at components: ArraySlice<String>, prefix: [String]) throws(CLIError) {
-        guard let first = components.first else { return }
-        let rest = components.dropFirst()
-        if rest.isEmpty {
-            _ = replaceValue(value, forKey: first)
-            return
+        if value != nil, let (prefix, other) = firstNonDictionary(on: key.components) {
+            throw .failure("key '\(KeyPath(components: prefix).path)' holds \(other.kindWithArticle), not a dictionary")
         }
-        var child: PlistDictionary
-        switch self[first] {
-        case .dictionary(let existing)?: child = existing
-        case nil:
-            guard value != nil else { return }
-            child = PlistDictionary()
-        case let other?:
-            let at = KeyPath(components: prefix + [first]).path
-            throw .failure("key '\(at)' holds \(other.kindWithArticle), not a dictionary")
-        }
-        try child.setValue(value, at: rest, prefix: prefix + [first])
-        _ = replaceValue(.dictionary(child), forKey: first)
+        setValue(value, at: key.components[...])
     }
 
     /// Every leaf key path, depth first, in file order (an empty dictionary is a leaf).
     func leafPaths(prefix: [String] = []) -> [(KeyPath, PlistValue)] {
         var out: [(KeyPath, PlistValue)] = []
-        for (key, value) in self {
-            let path = prefix + [key]
+        // A stack of dictionaries being walked, each with its path and the next entry to visit:
+        // no recursion on the file's depth.
+        var stack: [(path: [String], entries: [(String, PlistValue)], next: Int)] = [(prefix, Array(self), 0)]
+        while let top = stack.last {
+            guard top.next < top.entries.count else {
+                stack.removeLast()
+                continue
+            }
+            stack[stack.count - 1].next += 1
+            let (key, value) = top.entries[top.next]
+            let path = top.path + [key]
             if case .dictionary(let child) = value, !child.isEmpty {
-                out += child.leafPaths(prefix: path)
+                stack.append((path, Array(child), 0))
             } else {
                 out.append((KeyPath(components: path), value))
             }

@@ -1,9 +1,7 @@
-import SettingsPlist
-
 extension PlistDictionary {
     /// The value at a key path through nested dictionaries, or `nil` if any step is missing or
     /// is not a dictionary. Walks the path in a loop: no recursion on the path's length.
-    func value(at path: some Collection<String>) -> PlistValue? {
+    package func value(at path: some Collection<String>) -> PlistValue? {
         guard !path.isEmpty else { return nil }
         var current = self
         var value: PlistValue?
@@ -19,7 +17,8 @@ extension PlistDictionary {
     }
 
     /// Sets (or with `nil` removes) the value at a key path, creating intermediate dictionaries.
-    /// A non-dictionary value in the way is replaced by a dictionary when setting.
+    /// A non-dictionary value in the way is replaced by a dictionary when setting (a writer that
+    /// refuses that looks with ``firstNonDictionary(on:)`` first).
     ///
     /// Walks the path in a loop (no recursion on its length): each dictionary on the way is taken
     /// out of its parent, so it stays uniquely referenced and is changed in place, then put back.
@@ -66,7 +65,7 @@ extension PlistDictionary {
 
     /// This dictionary laid over `lower`: keys of both, this one's values winning, and where both
     /// hold a dictionary, the two merged the same way (TFOptionsKit's deep merge).
-    func merged(over lower: PlistDictionary) -> PlistDictionary {
+    package func merged(over lower: PlistDictionary) -> PlistDictionary {
         var out = lower
         for (key, value) in self {
             if case .dictionary(let mine) = value, case .dictionary(let theirs)? = out[key] {
@@ -80,59 +79,19 @@ extension PlistDictionary {
 }
 
 extension PlistDictionary {
-    /// Appends the key paths (below `prefix`) where this dictionary and `other` differ: where one
-    /// has a key the other lacks, or their values differ. Where both hold a dictionary, the
-    /// comparison goes inside it, so only the changed leaves are listed.
-    func collectDifferingPaths(from other: PlistDictionary, prefix: [String], into paths: inout [SettingsKey]) {
-        for (key, value) in self {
-            let theirs = other[key]
-            if theirs == value { continue }
-            if case .dictionary(let mine)? = Optional(value), case .dictionary(let below)? = theirs {
-                mine.collectDifferingPaths(from: below, prefix: prefix + [key], into: &paths)
-            } else {
-                paths.append(SettingsKey(components: prefix + [key]))
+    /// The first value on the way to the last component of `path` that is not a dictionary (so a
+    /// value cannot be set below it without replacing it), with the components up to it.
+    package func firstNonDictionary(on path: some Collection<String>) -> (prefix: [String], value: PlistValue)? {
+        var current = self
+        var prefix: [String] = []
+        for key in path.dropLast() {
+            prefix.append(key)
+            switch current[key] {
+            case .dictionary(let child)?: current = child
+            case nil: return nil
+            case let other?: return (prefix, other)
             }
         }
-        for (key, _) in other where self[key] == nil {
-            paths.append(SettingsKey(components: prefix + [key]))
-        }
-    }
-}
-
-extension PlistDictionary {
-    /// The key paths of the leaves (non-dictionary values) that differ between `old` and this
-    /// dictionary: added, removed or changed. A dictionary replaced by a leaf, or a leaf by a
-    /// dictionary, counts every leaf on both sides. Empty dictionaries have no leaves.
-    func changedLeafPaths(from old: PlistDictionary) -> [SettingsKey] {
-        var paths: [SettingsKey] = []
-        Self.diff(old, self, prefix: [], into: &paths)
-        return paths
-    }
-
-    private static func diff(_ old: PlistDictionary, _ new: PlistDictionary, prefix: [String], into paths: inout [SettingsKey]) {
-        for (key, value) in new {
-            let path = prefix + [key]
-            guard let before = old[key] else {
-                leaves(of: value, prefix: path, into: &paths)
-                continue
-            }
-            if case .dictionary(let a) = before, case .dictionary(let b) = value {
-                diff(a, b, prefix: path, into: &paths)
-            } else if before != value {
-                leaves(of: before, prefix: path, into: &paths)
-                if case .dictionary = before { leaves(of: value, prefix: path, into: &paths) }
-            }
-        }
-        for (key, value) in old where new[key] == nil {
-            leaves(of: value, prefix: prefix + [key], into: &paths)
-        }
-    }
-
-    private static func leaves(of value: PlistValue, prefix: [String], into paths: inout [SettingsKey]) {
-        guard case .dictionary(let dictionary) = value else {
-            paths.append(SettingsKey(components: prefix))
-            return
-        }
-        for (key, child) in dictionary { leaves(of: child, prefix: prefix + [key], into: &paths) }
+        return nil
     }
 }
