@@ -93,4 +93,56 @@ struct HistoryJournalFaultsTests {
         }
         #expect(store["n"]?.intValue == 2000)
     }
+
+    /// `settings history --purge` again and again while a program saves: the program's saves all
+    /// land, and afterwards every key is explained as the program's and every generation parses.
+    @Test func purgesWhileAProgramSavesLoseNoProvenance() async throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.file()
+        let store = SettingsStore.file(url, autosaveDelay: nil, externalChanges: .ignored)
+        store["seed"] = 0
+        try await store.flush()
+        let child = try Child(["writer", url.path, "lib", "150"])
+        var failed = 0
+        for _ in 0..<15 where try await HistoryAndProvenanceTests.runTool(["history", "--purge", url.path]).status != 0 {
+            failed += 1
+        }
+        #expect(await child.finished())
+        #expect(child.process.terminationStatus == 0)
+        #expect(failed == 0)
+        let contents = try #require(try PlistValue(contentsOf: url).dictionaryValue)
+        #expect((0..<150).allSatisfy { contents["lib-\($0)"] != nil })
+        let log = try PlistProvenanceLog.load(for: url.path)
+        let wrong = (0..<150).filter { log.provenance(of: ["lib-\($0)"], in: contents, fileDate: Date())?.process != "settings-fault" }
+        #expect(wrong.isEmpty, "not explained as the program's: \(wrong.prefix(20))")
+        for generation in try PlistHistory.list(for: url.path) { _ = try generation.contents() }
+    }
+
+    /// History limits changed between runs (20, then 0, then 20): the last run's keys are
+    /// explained as its own, nothing of the first run's history comes back, and what the run
+    /// without history left is kept once as changed on disk.
+    @Test func historyLimitsChangedBetweenRunsKeepOnlyWhatTheyShould() async throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.file()
+        for (run, limit) in [20, 0, 20].enumerated() {
+            let store = SettingsStore.file(url, autosaveDelay: nil, externalChanges: .ignored,
+                                           options: PersistenceOptions(historyLimit: limit))
+            for i in 0..<3 {
+                store["run\(run)-\(i)"] = 1
+                try await store.flush()
+            }
+        }
+        let history = try PlistHistory.list(for: url.path)
+        // The file as the run without history left it is kept first (values no generation
+        // held, set by a writer that recorded nothing), then the last run's three saves.
+        #expect(history.map(\.number) == [1, 2, 3, 4], "\(history.map(\.number))")
+        #expect(history.map(\.writer.origin) == [.changedOnDisk, .write, .write, .write])
+        #expect(try history.first?.contents()["run1-2"] == 1)
+        #expect(try history.first?.contents()["run2-0"] == nil)
+        let contents = try #require(try PlistValue(contentsOf: url).dictionaryValue)
+        let log = try PlistProvenanceLog.load(for: url.path)
+        for i in 0..<3 {
+            #expect(log.provenance(of: ["run2-\(i)"], in: contents, fileDate: Date())?.pid == Int(getpid()))
+        }
+    }
 }
