@@ -145,4 +145,36 @@ struct HistoryJournalFaultsTests {
             #expect(log.provenance(of: ["run2-\(i)"], in: contents, fileDate: Date())?.pid == Int(getpid()))
         }
     }
+
+    /// The generations directory made immutable while a program saves: every save still
+    /// happens, its provenance is still read back (the log is written whole instead), and once
+    /// the directory can be written again generations are kept again.
+    @Test(.enabled(if: immutableDirectoriesWork, "needs root and chattr +i"))
+    func anImmutableGenerationsDirectoryStopsOnlyHistory() async throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.file()
+        let store = SettingsStore.file(url, autosaveDelay: nil, externalChanges: .ignored)
+        for i in 0..<3 {
+            store["k\(i)"] = 1
+            try store.flushNow()
+        }
+        let generations = URL(filePath: PlistHistory.directory(for: url.path))
+        let before = try PlistHistory.list(for: url.path).map(\.number)
+        try withImmutableDirectory(generations) {
+            for i in 0..<20 {
+                store["g\(i)"] = .integer(PlistInteger(Int64(i)))
+                try store.flushNow()
+            }
+        }
+        #expect(try PlistHistory.list(for: url.path).map(\.number) == before)
+        let contents = try #require(try PlistValue(contentsOf: url).dictionaryValue)
+        #expect(contents.count == 23)
+        let log = try PlistProvenanceLog.load(for: url.path)
+        let wrong = (0..<20).filter { log.provenance(of: ["g\($0)"], in: contents, fileDate: Date())?.pid != Int(getpid()) }
+        #expect(wrong.isEmpty, "\(wrong)")
+        store["after"] = 1
+        try store.flushNow()
+        #expect(try PlistHistory.list(for: url.path).last?.contents()["after"] == 1)
+        #expect(try PlistProvenanceLog.load(for: url.path).entries[["after"]]?.pid == Int(getpid()))
+    }
 }
