@@ -223,8 +223,11 @@ package struct PlistRecorder: Sendable {
             if let number = recorded.generation { log.through = number }
         }
         if kept != nil || recorded.generation == nil { mustWriteLog = true }
+        // Below zero: the numbers started again under the log's mark (the generations were
+        // removed behind its back), and readers would skip the new generations' entries.
         let unfolded = log.through - log.savedThrough
-        if mustWriteLog || unfolded >= min(Self.foldInterval, limits.count) || !generations.holdsAll(after: log.savedThrough, through: log.through) {
+        if mustWriteLog || unfolded < 0 || unfolded >= min(Self.foldInterval, limits.count)
+            || !generations.holdsAll(after: log.savedThrough, through: log.through) {
             var written: PlistFile.Identity?
             _ = attempt { () throws(PlistFile.Failure) in
                 written = try log.save(for: target, keepingEncoding: true)  // encodes only the entries changed since the last save or load
