@@ -8,6 +8,9 @@ import SettingsPlist
 import SettingsFiles
 import SettingsTestSupport
 import Synchronization
+#if canImport(Dispatch)
+import Dispatch
+#endif
 import Testing
 
 /// `store.transaction { … }`: several keys changed as one save, one generation and one
@@ -76,5 +79,23 @@ struct SettingsTransactionTests {
             (error as? SettingsError)?.code == .unstorable
         }
         #expect(store["kept"] == 1)
+    }
+
+    /// Transactions that read and write the same key from several threads (found by the attack
+    /// on issue 29): a body that read a value another thread changed meanwhile runs again, so
+    /// no increment is lost.
+    @Test func concurrentReadModifyWriteTransactionsLoseNoIncrement() throws {
+        let store = SettingsStore.inMemory()
+        store["n"] = 0
+        let threads = 4, rounds = 500
+        DispatchQueue.concurrentPerform(iterations: threads) { _ in
+            for _ in 0..<rounds {
+                try? store.transaction { settings in
+                    let n = settings["n"]?.intValue ?? 0
+                    settings["n"] = .integer(PlistInteger(Int64(n + 1)))
+                }
+            }
+        }
+        #expect(store["n"]?.intValue == threads * rounds)
     }
 }

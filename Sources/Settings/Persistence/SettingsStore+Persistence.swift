@@ -49,9 +49,9 @@ nonisolated extension SettingsStore {
             s.modify(.user) { $0 = contents }
             s.tracksChanges = true
             s.autosaves = backend.options.autosaveDelay != nil
+            values.generationCounter.add(1, ordering: .releasing)
         }
         publishStatus()
-        values.generationCounter.add(1, ordering: .releasing)
         loaded.store(true, ordering: .releasing)
         moveRenamedKeys(in: .user)  // values under old names move to their new keys
         diagnostics.forEach(report)

@@ -95,9 +95,11 @@ nonisolated extension SettingsStore {
                 }
             }
             result.save = s.takeSaveRequest()
+            // Bumped under the lock, with the change: a transaction that read the store at
+            // this generation knows, under the same lock, that nothing changed since.
+            values.generationCounter.add(1, ordering: .releasing)
             return result
         }
-        if announcement != nil { values.generationCounter.add(1, ordering: .releasing) }
         return announcement
     }
 

@@ -37,8 +37,13 @@ extension SettingsStore {
     /// Changes several keys as one: they are applied together under the store's lock, announced
     /// to observers as one change, saved as one save (one generation of the file's history),
     /// and no reader in this process or another ever sees some of them without the others (a
-    /// save in progress takes none of them or all). What GSettings' delay/apply and DataStore's
-    /// `updateData` give.
+    /// save in progress takes none of them or all).
+    ///
+    /// Reads through `settings` are isolated too, as DataStore's `updateData` and SwiftData's
+    /// transactions are: when anything changed the store between the start of `body` and its
+    /// end (another thread's write, a reload of the file), the writes are dropped and `body`
+    /// runs again on the store as it is now. So a read-modify-write never loses another's
+    /// update; `body` may run more than once, and should do nothing but read and write.
     ///
     /// ```swift
     /// try store.transaction { settings in
@@ -51,34 +56,46 @@ extension SettingsStore {
     /// - Throws: ``SettingsError`` with ``SettingsError/Code/unstorable`` naming the key when
     ///   one write could never be stored (too deep, too large): then none is made.
     public nonisolated func transaction(_ body: (inout SettingsTransaction) -> Void) throws(SettingsError) {
-        var transaction = SettingsTransaction(store: self)
-        body(&transaction)
-        guard !transaction.writes.isEmpty else { return }
-        for (key, value) in transaction.writes {
-            if let refusal = key.refusal(toStore: value, sizeLimit: persistence?.maximumFileSize) {
-                var error = refusal
-                error.append(detail: "nothing in the transaction was changed")
-                throw error
-            }
-        }
-        let writes = transaction.writes
-        deliver(commit(.user, origin: .write) { s, audience in
-            var changed: [SettingsKey] = []
-            var userChanges: [SettingsKey] = []
-            var wrote = false
-            for (key, value) in writes {
-                let userBefore = audience.userLayer ? s[.user].value(at: key.components) : nil
-                guard let effect = s.write(value, at: key, in: .user, comparing: audience.comparing || audience.userLayer) else { continue }
-                s.markDirtyKeepingAlive(key, store: self)
-                wrote = true
-                changed += effect.keys(writing: key)
-                if audience.userLayer {
-                    userChanges += Self.leafChanges(at: key, from: userBefore, to: s[.user].value(at: key.components))
+        ensureLoaded()  // a file store's first load is a change of its own: not one to run `body` twice for
+        while true {
+            let start = values.generation
+            var transaction = SettingsTransaction(store: self)
+            body(&transaction)
+            guard !transaction.writes.isEmpty else { return }
+            for (key, value) in transaction.writes {
+                if let refusal = key.refusal(toStore: value, sizeLimit: persistence?.maximumFileSize) {
+                    var error = refusal
+                    error.append(detail: "nothing in the transaction was changed")
+                    throw error
                 }
             }
-            guard wrote else { return .unchanged }
-            var listed = Set<SettingsKey>()
-            return .keys(changed: changed.filter { listed.insert($0).inserted }, userChanges: userChanges)
-        })
+            let writes = transaction.writes
+            var conflicted = false
+            deliver(commit(.user, origin: .write) { s, audience in
+                // The generation moves under this lock with every change: unchanged, so is
+                // everything `body` read.
+                guard values.generation == start else {
+                    conflicted = true
+                    return .unchanged
+                }
+                var changed: [SettingsKey] = []
+                var userChanges: [SettingsKey] = []
+                var wrote = false
+                for (key, value) in writes {
+                    let userBefore = audience.userLayer ? s[.user].value(at: key.components) : nil
+                    guard let effect = s.write(value, at: key, in: .user, comparing: audience.comparing || audience.userLayer) else { continue }
+                    s.markDirtyKeepingAlive(key, store: self)
+                    wrote = true
+                    changed += effect.keys(writing: key)
+                    if audience.userLayer {
+                        userChanges += Self.leafChanges(at: key, from: userBefore, to: s[.user].value(at: key.components))
+                    }
+                }
+                guard wrote else { return .unchanged }
+                var listed = Set<SettingsKey>()
+                return .keys(changed: changed.filter { listed.insert($0).inserted }, userChanges: userChanges)
+            })
+            if !conflicted { return }
+        }
     }
 }
