@@ -22,6 +22,17 @@ struct SettingsSecretsTests {
         #expect(!SettingsKey(name).isSecret)
     }
 
+    /// Issue 30, item 2: names that may hold a secret, which sync warns about when they sync in clear.
+    @Test func namesThatMayBeSecretAreNeitherSecretNorOrdinary() {
+        for name in ["hotKey", "signingSalt", "authorization", "acceptCookies", "sessionId", "license", "user_auth"] {
+            #expect(SettingsSecrets.mayBeSecretName(name), "\(name)")
+            #expect(!SettingsSecrets.isSecretName(name), "\(name)")
+        }
+        for name in ["keyboard", "timeout", "password", "userPin", "author"] {
+            #expect(!SettingsSecrets.mayBeSecretName(name), "\(name)")
+        }
+    }
+
     @Test func markedKeysAreSecretAndEqualToUnmarkedOnes() {
         let marked = SettingsKey.secret("Sync/credentials2")
         #expect(marked.isSecret)
