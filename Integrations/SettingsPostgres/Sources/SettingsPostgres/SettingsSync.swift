@@ -442,8 +442,10 @@ public final class SettingsSync: Sendable, Observable, Service {
     /// waiting): a flood of notifications costs one pull.
     func queueNotify(_ payload: String) -> Bool {
         notificationCount.add(1, ordering: .relaxed)
+        // The server announces change numbers only: anything else was forged, and costs nothing.
+        guard let seq = Int64(payload), seq > 0 else { return false }
         return shared.withLock { s in
-            s.inbox.notified = max(s.inbox.notified, Int64(payload) ?? .max)
+            s.inbox.notified = max(s.inbox.notified, seq)
             defer { s.inbox.notifyQueued = true }
             return !s.inbox.notifyQueued
         }
