@@ -32,17 +32,17 @@ fileprivate func sample_Settings_77() async throws {
     _ = shown
 }
 
-// Docs/Settings.md:95
-fileprivate func sample_Settings_95() async throws {
+// Docs/Settings.md:97
+fileprivate func sample_Settings_97() async throws {
     @Setting("volume", default: 0.5, rules: .clamp(0...1)) var volume: Double
     @Setting("retries", rules: .whenNil(use: 3).ensure(that: { $0 >= 1 }, otherwise: 1)) var retries: Int?
     _ = volume
     _ = retries
 }
 
-// Docs/Settings.md:119
+// Docs/Settings.md:121
 fileprivate extension SettingsStore.Key where Value == Double { static let timeout = Self("Network/timeout", default: 30) }
-fileprivate func sample_Settings_119() async throws {
+fileprivate func sample_Settings_121() async throws {
     let timeout = store.value("Network/timeout", default: 30.0)
     let port: Int = try store.requiredValue(for: "Server/port")
     // SettingsError: no value for key 'Server/port' (namespace 'Server' has no key 'port')
