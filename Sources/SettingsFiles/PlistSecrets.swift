@@ -30,7 +30,7 @@ package enum PlistSecrets {
     /// Words that make a component look secret (``NameSecrecy/maybe``) anywhere in it.
     private static let maybeWords = ["authorization", "signature", "cookie", "sessionid"]
     /// Words that make a component look secret as its last word (`hotKey`, `passwordHash`).
-    private static let maybeLastWords = ["auth", "key", "seed", "salt", "hash", "nonce", "cert", "certificate", "license"]
+    private static let maybeLastWords = ["auth", "key", "salt", "hash", "nonce", "cert", "certificate", "license"]
 
     /// Whether a key component is named like a secret: it contains `password`, `passwd`,
     /// `passphrase`, `passcode`, `secret`, `token`, `apiKey`, `accessKey`, `privateKey`,
@@ -47,7 +47,7 @@ package enum PlistSecrets {
 
     /// How secret `component` looks: ``NameSecrecy/secret`` by the rule of ``isSecretName(_:)``;
     /// ``NameSecrecy/maybe`` when it contains `authorization`, `signature`, `cookie` or
-    /// `sessionId`, or its last word is `auth`, `key`, `seed`, `salt`, `hash`, `nonce`, `cert`,
+    /// `sessionId`, or its last word is `auth`, `key`, `salt`, `hash`, `nonce`, `cert`,
     /// `certificate` or `license`; else ``NameSecrecy/none``.
     ///
     /// Words are split where a lowercase letter is followed by an uppercase one (`userPin`), before

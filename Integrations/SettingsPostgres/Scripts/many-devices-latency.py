@@ -3,7 +3,7 @@
 a write on one device takes to reach the others.
 
 Each device is a `settings-sync-device write --watch 1` process with its own settings file, in one
-space (the user of $SETTINGS_PG_URL, one app id). Each writes `--writes` values to its own keys,
+space (a new user, added with a connection limit of 2 per device; one app id). Each writes `--writes` values to its own keys,
 `--interval-ms` apart (value "tag:i:<unix ns when written>"), and prints a RECV line with the time
 it saw each other device's write arrive (`store.changes`, origin .sync). A→B latency is the
 receive time minus the write time, over every (writer, receiver) pair; also reported: how many
@@ -12,7 +12,8 @@ beside the wall time.
 
 Run it under the throwaway server, with a release build of the device:
     swift build -c release --product settings-sync-device
-    bash Scripts/test-server.sh python3 Scripts/many-devices-latency.py --bin .build/release/settings-sync-device
+    bash Scripts/test-server.sh python3 Scripts/many-devices-latency.py --bin .build/release/settings-sync-device \
+        --admin "$(swift build --show-bin-path)/settings-sync-admin"
 """
 import argparse
 import os
@@ -58,15 +59,24 @@ def server_cpu():
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--bin", required=True, help="settings-sync-device (a release build)")
+    ap.add_argument("--admin", help="settings-sync-admin (default $SETTINGS_SYNC_ADMIN_BIN)")
     ap.add_argument("--devices", type=int, default=20)
     ap.add_argument("--writes", type=int, default=100, help="writes per device")
     ap.add_argument("--keys", type=int, default=10, help="keys per device (written in turn)")
     ap.add_argument("--interval-ms", type=int, default=200, help="pause between one device's writes")
     ap.add_argument("--settle", type=float, default=5, help="seconds each device keeps syncing after its own writes")
     a = ap.parse_args()
-    url = os.environ.get("SETTINGS_PG_URL")
-    if not url:
-        sys.exit("SETTINGS_PG_URL is not set: run under Scripts/test-server.sh")
+    base = os.environ.get("SETTINGS_PG_URL")
+    admin = a.admin or os.environ.get("SETTINGS_SYNC_ADMIN_BIN")
+    if not base or not admin:
+        sys.exit("SETTINGS_PG_URL or the admin tool is not set: run under Scripts/test-server.sh, with --admin")
+    # A user of its own: each device holds a connection (two while it reconnects), more than the
+    # default per-user limit of 10.
+    user, password = f"bench_{uuid.uuid4().hex[:8]}", uuid.uuid4().hex
+    subprocess.run([admin, "add-user", user, "--connection-limit", str(2 * a.devices + 2)],
+                   input=password + "\n", text=True, check=True, stdout=subprocess.DEVNULL)
+    rest = base.split("@", 1)[1]
+    url = f"postgres://{user}:{password}@{rest}"
     app = f"bench.many.{uuid.uuid4().hex[:8]}"
     work = tempfile.mkdtemp(prefix="settings-many-")
     procs, lines = [], []

@@ -32,7 +32,7 @@ public enum SettingsSecrets {
 
     /// Whether a key component is named like it may hold a secret though ``isSecretName(_:)``
     /// does not count it: it contains authorization, signature, cookie or sessionId, or its last
-    /// word is auth, key, seed, salt, hash, nonce, cert, certificate or license (`hotKey`,
+    /// word is auth, key, salt, hash, nonce, cert, certificate or license (`hotKey`,
     /// `signingSalt`; `passwordHash` is secret by its `password`). Sync warns about such keys when they leave a device in
     /// clear.
     ///

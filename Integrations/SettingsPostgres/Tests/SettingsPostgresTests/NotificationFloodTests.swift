@@ -9,7 +9,8 @@ import Testing
 
 /// Issue 30, item 10: a flood of notifications on a user's real channel, one statement each (so
 /// they arrive spread over time, not at one commit), cost 54–199 pulls per 1,000. Pulls are
-/// counted by the sync's own counter, never timed.
+/// counted by the sync's own counter, never timed. Each test runs in a database of its own: a
+/// test that ends every device session of the shared one would drop the notifications counted.
 @Suite(TestServer.enabled, .serialized, .timeLimit(.minutes(3)))
 struct NotificationFloodTests {
     let logger = Logger(label: "tests")
@@ -18,7 +19,11 @@ struct NotificationFloodTests {
     /// handful of pulls (the pace after a false one doubles from 250 ms to 8 s); a real change
     /// made afterwards still arrives through its notification.
     @Test func item10_aThousandForgedNotificationsCostAFewPulls() async throws {
-        let user = try await TestServer.makeUser("fl")
+        try await withPrivateDatabase { _, database in try await forgedFlood(database) }
+    }
+
+    func forgedFlood(_ database: String) async throws {
+        let user = try await privateUser("fl", database)
         let app = uniqueApp()
         let a = try TestDevice(app: app, url: user.url)
         a.store["k"] = 1
@@ -39,7 +44,11 @@ struct NotificationFloodTests {
     /// Issue 30, item 10: announcements the device has already pulled past, and payloads that
     /// are not change numbers, cost no pull at all.
     @Test func item10_staleAndMalformedNotificationsCostNoPull() async throws {
-        let user = try await TestServer.makeUser("fm")
+        try await withPrivateDatabase { _, database in try await staleFlood(database) }
+    }
+
+    func staleFlood(_ database: String) async throws {
+        let user = try await privateUser("fm", database)
         let app = uniqueApp()
         let a = try TestDevice(app: app, url: user.url)
         a.store["k"] = 1
@@ -53,11 +62,17 @@ struct NotificationFloodTests {
 
     /// Sends 1,000 notifications with `payload(i)` on the space's channel, one statement each, as
     /// the user; returns how many pulls the device made until it had heard them all.
-    func flood(_ user: (name: String, password: String, url: String), _ app: String, _ device: TestDevice,
+    /// A new sync user, and its URL in `database`.
+    func privateUser(_ prefix: String, _ database: String) async throws -> (name: String, password: String, url: String, database: String) {
+        let user = try await TestServer.makeUser(prefix)
+        return (user.name, user.password, "postgres://\(user.name):\(user.password)@127.0.0.1:\(TestServer.port)/\(database)", database)
+    }
+
+    func flood(_ user: (name: String, password: String, url: String, database: String), _ app: String, _ device: TestDevice,
                payload: (Int) -> String) async throws -> Int {
         let pullsBefore = device.sync.pullCount.load(ordering: .relaxed)
         let heardBefore = device.sync.notificationCount.load(ordering: .relaxed)
-        try await withTestConnection(user: (user.name, user.password)) { conn in
+        try await withTestConnection(user: (user.name, user.password), database: user.database) { conn in
             let channel = try await conn.query("SELECT channel FROM settings_sync.settings_sync_spaces WHERE app = \(app)", logger: logger)
                 .decode(String.self).reduce(into: "") { $0 = $1 }
             for i in 0..<1_000 {
