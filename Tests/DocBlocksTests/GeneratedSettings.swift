@@ -41,17 +41,17 @@ fileprivate func sample_Settings_96() async throws {
     _ = shown
 }
 
-// Docs/Settings.md:114
-fileprivate func sample_Settings_114() async throws {
+// Docs/Settings.md:116
+fileprivate func sample_Settings_116() async throws {
     @Setting("volume", default: 0.5, rules: .clamp(0...1)) var volume: Double
     @Setting("retries", rules: .whenNil(use: 3).ensure(that: { $0 >= 1 }, otherwise: 1)) var retries: Int?
     _ = volume
     _ = retries
 }
 
-// Docs/Settings.md:138
+// Docs/Settings.md:140
 fileprivate extension SettingsStore.Key where Value == Double { static let timeout = Self("Network/timeout", default: 30) }
-fileprivate func sample_Settings_138() async throws {
+fileprivate func sample_Settings_140() async throws {
     let timeout = store.value("Network/timeout", default: 30.0)
     let port: Int = try store.requiredValue(for: "Server/port")
     // SettingsError: no value for key 'Server/port' (namespace 'Server' has no key 'port')

@@ -5,16 +5,32 @@ import Testing
 /// Secret keys: recognised by name or marked, and left out of errors, diagnostics and descriptions.
 struct SettingsSecretsTests {
     @Test(arguments: ["password", "dbPassword", "API_TOKEN", "client-secret", "apiKey", "privateKey", "Credentials", "passphrase",
-                      "Pässe_password", "TOKEN_ÄÖ", "tok-en"])
+                      "Pässe_password", "TOKEN_ÄÖ", "tok-en",
+                      // issue 30, item 2: the names the sync's review asked about
+                      "authHeader", "bearer", "jwt", "licenseKey", "otpSeed", "pin", "pwd", "sessionCookie", "encryptionKey",
+                      "userPin", "SIM_PIN", "pin2", "PINCode", "totp_seed", "Größe_pin"])
     func secretNamesAreRecognised(_ name: String) {
         #expect(SettingsSecrets.isSecretName(name))
         #expect(SettingsKey("Sync/\(name)").isSecret)
     }
 
-    @Test(arguments: ["timeout", "username", "keyboard", "host", "apiVersion", "tok", "Größe", "passwör"])
+    @Test(arguments: ["timeout", "username", "keyboard", "host", "apiVersion", "tok", "Größe", "passwör",
+                      // issue 30, item 2: `pin`, `otp` and `cookie` count only as the last word
+                      "pinnedTabs", "spinner", "pinToTop", "mapping", "hotplug", "acceptCookies", "shipping"])
     func ordinaryNamesAreNotSecret(_ name: String) {
         #expect(!SettingsSecrets.isSecretName(name))
         #expect(!SettingsKey(name).isSecret)
+    }
+
+    /// Issue 30, item 2: names that may hold a secret, which sync warns about when they sync in clear.
+    @Test func namesThatMayBeSecretAreNeitherSecretNorOrdinary() {
+        for name in ["hotKey", "signingSalt", "authorization", "acceptCookies", "sessionId", "license", "user_auth"] {
+            #expect(SettingsSecrets.mayBeSecretName(name), "\(name)")
+            #expect(!SettingsSecrets.isSecretName(name), "\(name)")
+        }
+        for name in ["keyboard", "timeout", "password", "userPin", "author"] {
+            #expect(!SettingsSecrets.mayBeSecretName(name), "\(name)")
+        }
     }
 
     @Test func markedKeysAreSecretAndEqualToUnmarkedOnes() {

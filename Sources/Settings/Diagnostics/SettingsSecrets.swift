@@ -19,12 +19,31 @@ public enum SettingsSecrets {
     public static let redactedText = PlistSecrets.redactedText
 
     /// Whether a key component is named like a secret: it contains password, passwd,
-    /// passphrase, secret, token, apiKey, accessKey, privateKey or credential (letters only, case
-    /// ignored, so `api_key`, `API-Key` and `apiKey` all count).
+    /// passphrase, passcode, secret, token, apiKey, accessKey, privateKey, credential, pwd, jwt,
+    /// bearer, authHeader, authorizationHeader, licenseKey, encryptionKey, signingKey,
+    /// sessionCookie, authCookie, otpSeed or pinCode (letters only, case ignored, so `api_key`,
+    /// `API-Key` and `apiKey` all count), or its last word is pin, otp or cookie (`userPin`,
+    /// `SIM_PIN`; not `pinnedTabs` or `spinner`).
     ///
     /// - Parameter component: one component of a key path.
     public static func isSecretName(_ component: String) -> Bool {
         PlistSecrets.isSecretName(component)
+    }
+
+    /// Whether a key component is named like it may hold a secret though ``isSecretName(_:)``
+    /// does not count it: it contains authorization, signature, cookie or sessionId, or its last
+    /// word is auth, key, salt, hash, nonce, cert, certificate or license (`hotKey`,
+    /// `signingSalt`; `passwordHash` is secret by its `password`). Sync warns about such keys when they leave a device in
+    /// clear.
+    ///
+    /// ```swift
+    /// SettingsSecrets.mayBeSecretName("signingSalt")   // true
+    /// SettingsSecrets.mayBeSecretName("keyboard")      // false
+    /// ```
+    ///
+    /// - Parameter component: one component of a key path.
+    public static func mayBeSecretName(_ component: String) -> Bool {
+        PlistSecrets.secrecy(ofName: component) == .maybe
     }
 
     /// `value` with every value under a secret key replaced by ``redactedText``; the whole value

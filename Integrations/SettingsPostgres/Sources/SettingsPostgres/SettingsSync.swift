@@ -124,7 +124,7 @@ public final class SettingsSync: Sendable, Observable, Service {
     ///   - secrets: what happens to secret keys (default ``SettingsSyncSecrets/notSynced``: they stay here).
     ///   - logger: where the sync logs (default: nowhere).
     /// - Throws: ``SettingsSyncError/invalidURL(_:)``, ``SettingsSyncError/tlsRequired(host:)``,
-    ///   ``SettingsSyncError/invalidApp(_:)``.
+    ///   ``SettingsSyncError/invalidApp(_:)``, ``SettingsSyncError/invalidSecretKey(bits:)``.
     public static func postgres(
         url: String, password: String? = nil, store: SettingsStore, app: String, scope: SettingsSyncScope = .all,
         secrets: SettingsSyncSecrets = .notSynced,
@@ -134,6 +134,7 @@ public final class SettingsSync: Sendable, Observable, Service {
         else { throw .invalidApp(app) }
         let server = try PostgresURL(url, password: password)
         guard let file = store.url else { throw .invalidURL("the store has no file: sync needs SettingsStore.file(_:)") }
+        if let bytes = secrets.keyBytes, bytes.count != 32 { throw .invalidSecretKey(bits: bytes.count * 8) }
         return SettingsSync(store: store, app: app, scope: scope, secrets: secrets, logger: logger, server: server, settingsURL: file)
     }
 
@@ -321,8 +322,10 @@ public final class SettingsSync: Sendable, Observable, Service {
 
     /// Problems from now on that stop nothing: leaves over a limit (``SettingsSyncError/keyTooLong(key:bytes:components:)``,
     /// ``SettingsSyncError/valueTooLarge(key:bytes:limit:)``, ``SettingsSyncError/tooManyKeys(key:count:limit:)``:
-    /// kept local, reported once per value) and skipped server rows (``SettingsSyncError/badRow(key:seq:reason:)``,
-    /// reported once).
+    /// kept local, reported once per value), skipped server rows (``SettingsSyncError/badRow(key:seq:reason:)``,
+    /// ``SettingsSyncError/secretRefused(key:seq:reason:)``, reported once), secret changes held
+    /// back (``SettingsSyncError/secretHeldBack(key:reason:)``) and, at start, keys that sync in
+    /// clear but look secret (``SettingsSyncError/looksSecret(key:)``, also logged as a warning).
     ///
     /// ```swift
     /// Task { for await problem in sync.problems { log(problem.description) } }
@@ -439,8 +442,10 @@ public final class SettingsSync: Sendable, Observable, Service {
     /// waiting): a flood of notifications costs one pull.
     func queueNotify(_ payload: String) -> Bool {
         notificationCount.add(1, ordering: .relaxed)
+        // The server announces change numbers only: anything else was forged, and costs nothing.
+        guard let seq = Int64(payload), seq > 0 else { return false }
         return shared.withLock { s in
-            s.inbox.notified = max(s.inbox.notified, Int64(payload) ?? .max)
+            s.inbox.notified = max(s.inbox.notified, seq)
             defer { s.inbox.notifyQueued = true }
             return !s.inbox.notifyQueued
         }

@@ -120,6 +120,21 @@ public enum SettingsSyncError: Error, Hashable, Sendable, CustomStringConvertibl
     /// A secret key (``SettingsSyncSecrets``) found on the server while this device has no
     /// end-to-end key: the device keeps its own value. Reported once per key.
     case secretNotSynced(key: String)
+    /// A server row of a secret key that was not applied: not sealed (a value or a deletion in
+    /// clear), sealed for another user, app, key, version or end-to-end key, or an older version
+    /// than this device already had (put back by someone with access to the database). The
+    /// device keeps its value. Reported once per row.
+    case secretRefused(key: String, seq: Int64, reason: String)
+    /// A change of a secret key that stays on this device for now: this run has no end-to-end
+    /// key, or the value on the server was sealed with another key (pushing would overwrite what
+    /// the user's other devices can read). Pushed by a run that has the right key; reported once.
+    case secretHeldBack(key: String, reason: String)
+    /// The end-to-end key is not 256 bits (``SettingsSyncSecrets/encrypted(with:)``).
+    case invalidSecretKey(bits: Int)
+    /// A key that syncs in clear but is named like it may hold a secret (`hotKey`,
+    /// `passwordHash`, `authorization`): mark it (``SettingsSyncSecrets/marking(_:)``) if it is
+    /// one, or keep it local with the scope. Reported once per key when sync starts.
+    case looksSecret(key: String)
     /// The leaf would take the settings file past `limit` bytes (32 MiB in the file's format, half
     /// the store's file limit), or the server's space past its 64 MiB of keys and values
     /// (`bytes` -1). The leaf stays local (or, pulled, is not applied) and is reported once.
@@ -157,6 +172,14 @@ public enum SettingsSyncError: Error, Hashable, Sendable, CustomStringConvertibl
             "key cannot sync: \(Self.printable(key)): \(reason)"
         case let .secretNotSynced(key):
             "secret not synced: \(Self.printable(key)) is on the server, but this device has no end-to-end key (secrets: .encrypted(with:)); its own value is kept"
+        case let .secretRefused(key, seq, reason):
+            "secret not applied: \(Self.printable(key)) (change \(seq)): \(reason); this device keeps its value"
+        case let .secretHeldBack(key, reason):
+            "secret held back: \(Self.printable(key)) stays on this device: \(reason)"
+        case let .invalidSecretKey(bits):
+            "the end-to-end key for secrets is \(bits) bits; it must be 256 bits (32 bytes)"
+        case let .looksSecret(key):
+            "\(Self.printable(key)) syncs in clear but is named like a secret: mark it with secrets: .marking([.secret(\"\(Self.printable(key))\")]) if it is one, or leave it out of the scope"
         case let .spaceFull(key, bytes, limit):
             bytes < 0 ? "sync space full on the server (limit \(limit) bytes): \(Self.printable(key)) kept local"
                 : "sync space full: \(Self.printable(key)) would make the settings file about \(bytes) bytes (limit \(limit)); not synced"

@@ -67,6 +67,7 @@ extension SyncEngine {
         sync.setStatus(.upToDate(seq: state.cursorSeq))
         connected()
         var lastActivity = ContinuousClock.now
+        var gate = NotifyGate()
 
         while true {
             guard let event = await nextEvent() else { throw CancellationError() }
@@ -74,7 +75,9 @@ extension SyncEngine {
             var full = false
             switch event {
             case .notify(let g) where g == gen:
-                if sync.takeNotified() > state.cursorSeq { pull = true }
+                gate.announce(sync.takeNotified(), cursor: state.cursorSeq)
+                pull = gate.due(cursor: state.cursorSeq)
+                if !pull { continue }   // stale, or paced: no cycle (each one ran a pull before)
             case .lost(let g, let reason) where g == gen:
                 throw SyncConnectionError(description: reason)
             case .wake:
@@ -89,6 +92,8 @@ extension SyncEngine {
                     wake.dirty.merge(more.dirty) { _, later in later }
                     if more.reasons.contains(.sync) { full = true; ticket = sync.requestedRounds }
                 }
+            case .tick where gate.due(cursor: state.cursorSeq):
+                pull = true   // an announcement held back by the gate's pace
             case .tick:
                 if ContinuousClock.now - lastActivity >= .seconds(15) {
                     _ = try await Self.timed(conn, .seconds(5), "keep-alive") {
@@ -109,8 +114,20 @@ extension SyncEngine {
                 try await cycle(conn, dirty: wake.dirty, full: false)
             }
             wake.dirty = [:]
+            if gate.waiting > 0 { try await gate.pulled(cursor: state.cursorSeq, spaceSeq: spaceSeq(conn)) }
             lastActivity = ContinuousClock.now
             sync.setStatus(.upToDate(seq: state.cursorSeq))
+        }
+    }
+
+    /// The space's last change number, when a pull did not reach an announced one.
+    func spaceSeq(_ conn: PostgresConnection) -> () async throws -> Int64 {
+        let logger = self.logger, app = sync.app
+        return {
+            try await Self.timed(conn, .seconds(5), "space seq") {
+                try await conn.query("SELECT seq FROM settings_sync.settings_sync_spaces WHERE app = \(app)", logger: logger)
+                    .decode(Int64.self).reduce(into: Int64(0)) { $0 = $1 }
+            }
         }
     }
 
@@ -124,16 +141,24 @@ extension SyncEngine {
         return event
     }
 
-    /// Local changes, pull to the end, push what is pending, pull again (our own push).
+    /// Local changes, pull to the end, push what is pending, pull again (our own push). A cycle
+    /// for local edits alone pushes first and pulls once after: the server keeps the newer of two
+    /// writes either way (ours is marked superseded, and the conflict reported when the newer
+    /// one is pulled), and with many devices of one user writing, a pull before each push was a
+    /// second apply (two state saves and a flush) per local write (issue 30, item 12).
     func cycle(_ conn: PostgresConnection, dirty: [SettingsKey: Int64], full: Bool) async throws {
         logger.trace("cycle dirty=\(dirty.count)\(full ? " + all" : "")")
         processDirty(dirty, full: full)
-        logger.trace("pull from \(state.cursorSeq)")
-        try await pullAll(conn)
+        let pushFirst = !full && !dirty.isEmpty && resyncUnseen == nil && hasPending
+        if !pushFirst {
+            logger.trace("pull from \(state.cursorSeq)")
+            try await pullAll(conn)
+        }
         if hasPending {
             logger.trace("push")
             let lastPush = try await pushAll(conn)
-            if state.cursorSeq < lastPush {  // others pushed meanwhile: pull past our own rows
+            // Others pushed meanwhile: pull past our own rows (and pull when nothing was pushed first).
+            if state.cursorSeq < lastPush || (pushFirst && lastPush == 0) {
                 logger.trace("pull after push from \(state.cursorSeq)")
                 try await pullAll(conn)
             }
@@ -171,5 +196,44 @@ extension SyncEngine {
             state.cursorKey = ""
             resyncUnseen = Set(state.leaves.filter { $0.value.state == .synced && $0.value.digest != nil }.keys)
         }
+    }
+}
+
+/// What notifications may make the engine pull (issue 30, item 10). Notifications arriving while
+/// a pull runs or waits are folded into one (``SettingsSync/queueNotify(_:)``); an announced change
+/// number at or below the cursor costs nothing. An announcement that a pull did not reach, and
+/// that the space's change number shows was never handed out, was forged (by a DBA, or with the
+/// user's own login): the next announcement is then pulled for no earlier than 250 ms later,
+/// doubling to 8 s while they stay false. A true one ends the pace. So a flood costs a handful of
+/// pulls, whatever its size or pace; a true change still arrives, at worst after the pace.
+struct NotifyGate {
+    /// The greatest announced change number not yet pulled for (0: none).
+    private(set) var waiting: Int64 = 0
+    private var notBefore: ContinuousClock.Instant?
+    private var pace: Duration = .zero
+    static let firstPace: Duration = .milliseconds(250)
+    static let longestPace: Duration = .seconds(8)
+
+    mutating func announce(_ seq: Int64, cursor: Int64) {
+        if seq > cursor { waiting = max(waiting, seq) }
+    }
+
+    /// Whether to pull now for an announcement.
+    func due(cursor: Int64, now: ContinuousClock.Instant = .now) -> Bool {
+        waiting > cursor && notBefore.map { now >= $0 } != false
+    }
+
+    /// After a pull: whether the announcement was true. `spaceSeq` is asked only when the pull
+    /// did not reach it (a push whose rows were all superseded announces a number no row keeps).
+    mutating func pulled(cursor: Int64, spaceSeq: () async throws -> Int64, now: ContinuousClock.Instant = .now) async rethrows {
+        defer { waiting = 0 }
+        let reached = try await waiting <= cursor ? true : spaceSeq() >= waiting
+        if reached {
+            pace = .zero
+            notBefore = nil
+            return
+        }
+        pace = pace == .zero ? Self.firstPace : min(pace * 2, Self.longestPace)
+        notBefore = now + pace
     }
 }

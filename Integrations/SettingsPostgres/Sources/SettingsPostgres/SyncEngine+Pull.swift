@@ -65,7 +65,8 @@ extension SyncEngine {
         guard let unseen = resyncUnseen else { return }
         resyncUnseen = nil
         let gone = unseen.compactMap { path -> Incoming? in
-            guard let reg = state.leaves[path], reg.state == .synced else { return nil }
+            // A secret key is deleted only by a sealed deletion, never by its row's absence.
+            guard let reg = state.leaves[path], reg.state == .synced, !isSecret(SettingsKey(path)) else { return nil }
             return Incoming(key: SettingsKey(path), value: nil, digest: nil, hlc: reg.hlc, device: reg.device, size: 0)
         }
         if !gone.isEmpty {
@@ -104,16 +105,28 @@ extension SyncEngine {
         }
         let secret = isSecret(key)
         if secret, sync.secrets.keyBytes == nil { return .failure(.secretNotSynced(key: row.key)) }
-        guard var buffer = row.value else { return .success((key, nil, 0)) }
+        func refused(_ reason: String) -> Result<(SettingsKey, PlistValue?, Int), SettingsSyncError> {
+            .failure(.secretRefused(key: row.key, seq: row.seq, reason: reason))
+        }
+        guard var buffer = row.value else {
+            // A secret key's deletions are sealed: a row nulled on the server deletes nothing (issue 30, item 4).
+            return secret ? refused("a deletion that is not sealed") : .success((key, nil, 0))
+        }
         guard buffer.readableBytes <= SyncLimits.valueBytes + SyncSecrets.overhead,
               var bytes = buffer.readBytes(length: buffer.readableBytes)
         else { return bad("value over \(SyncLimits.valueBytes) bytes") }
         // A sealed value is a secret wherever it is found (another device may mark more keys).
         if secret || SyncSecrets.isSealed(bytes) {
             guard let secretKey = sync.secrets.key else { return .failure(.secretNotSynced(key: row.key)) }
-            guard let plain = SyncSecrets.open(bytes, key: secretKey, app: sync.app, path: row.key) else {
-                return bad("a secret not sealed with this device's key")
+            guard let plain = SyncSecrets.open(bytes, key: secretKey, secretContext(row.key, hlc: row.hlc, device: row.device)) else {
+                if !SyncSecrets.isSealed(bytes) { return refused("a value in clear (secrets are only stored sealed)") }
+                if SyncSecrets.openLegacy(bytes, key: secretKey, app: sync.app, path: row.key) != nil {
+                    return refused("sealed by schema 3 or earlier, not bound to its user and version: save it again on a device that has it")
+                }
+                return refused("not sealed for this user, app, key and version with this device's end-to-end key")
             }
+            markSecret(row.key)
+            if plain.isEmpty { return .success((key, nil, 0)) }   // a sealed deletion
             bytes = plain
         }
         let value: PlistValue
@@ -128,11 +141,19 @@ extension SyncEngine {
 
     /// Whether the sync counts `key` secret (``SettingsSyncSecrets``), remembered per path: the
     /// secret-name rule is checked once per leaf, not at every scan.
+    /// A key that was secret once on this device (``SyncStateFile/secretLeaves``) stays secret.
     func isSecret(_ key: SettingsKey) -> Bool {
         if let known = secretPaths[key.path] { return known }
-        let secret = sync.secrets.isSecret(key)
+        let secret = state.secretLeaves.contains(key.path) || sync.secrets.isSecret(key)
+        if secret { state.secretLeaves.insert(key.path) }
         secretPaths[key.path] = secret
         return secret
+    }
+
+    /// Counts `path` secret from now on, on this device (a sealed value was found there).
+    func markSecret(_ path: String) {
+        state.secretLeaves.insert(path)
+        secretPaths[path] = true
     }
 
     /// `key` as conflicts show it: marked secret when the sync counts it secret.
@@ -162,6 +183,13 @@ extension SyncEngine {
             if let reg, !LeafRegister.newer(remote, than: (reg.hlc, reg.device)) {
                 if remote == (reg.hlc, reg.device) {
                     if reg.state == .superseded { state.leaves[key.path]?.state = .synced }
+                } else if reg.state == .synced || reg.state == .superseded, isSecret(key) {
+                    // The server held this device's newer version (or a newer one still): an
+                    // older sealed version now is one put back (issue 30, item 4).
+                    let once = "\(row.seq) \(row.key)"
+                    if reportedRows.insert(once).inserted {
+                        problems.append(.secretRefused(key: row.key, seq: row.seq, reason: "an older version than this device already had (put back on the server)"))
+                    }
                 } else if row.device != me, reg.device == me, leafValue(key) != value {
                     conflicts.append(SettingsSyncConflict(
                         key: shown(key), keptValue: leafValue(key), lostValue: value, keptDevice: me, lostDevice: row.device,

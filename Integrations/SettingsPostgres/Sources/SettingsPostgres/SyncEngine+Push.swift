@@ -14,7 +14,7 @@ extension SyncEngine {
         // calls synced a value the settings file never got, and the next start would push its
         // removal everywhere.
         try await store.flush()
-        var batch: [(path: String, bytes: ByteBuffer, hlc: Int64, deleted: Bool)] = []
+        var batch: [PushItem] = []
         let liveCount = state.leaves.values.count(where: { $0.digest != nil && $0.state != .rejected })
         var total = spaceTotal(settledOnly: true)
         for (path, reg) in state.leaves.sorted(by: { $0.key < $1.key }) where reg.state == .pending {
@@ -32,8 +32,15 @@ extension SyncEngine {
                 reject(path, digest, problem)
                 continue
             }
+            // A secret (now, or once on this device) leaves only sealed: without the key it waits
+            // for a run that has it (issue 30, item 2).
+            let secret = isSecret(key)
+            if secret, sync.secrets.key == nil {
+                holdBack(path, digest, "this run has no end-to-end key (secrets: .encrypted(with:)); a run with the key pushes it")
+                continue
+            }
             guard value != nil else {
-                batch.append((path, ByteBuffer(), hlc, true))
+                batch.append(PushItem(path: path, plain: nil, hlc: hlc, secret: secret))
                 continue
             }
             guard let bytes else {
@@ -55,16 +62,9 @@ extension SyncEngine {
             }
             total += size
             if let digest { sizes[path] = (digest, size) }
-            if let secretKey = sync.secrets.key, isSecret(key) {
-                guard let sealed = try? SyncSecrets.seal(bytes, key: secretKey, app: sync.app, path: path) else {
-                    reject(path, digest, .valueTooLarge(key: path, bytes: -1, limit: SyncLimits.valueBytes))
-                    continue
-                }
-                batch.append((path, ByteBuffer(bytes: sealed), hlc, false))
-            } else {
-                batch.append((path, ByteBuffer(bytes: bytes), hlc, false))
-            }
+            batch.append(PushItem(path: path, plain: bytes, hlc: hlc, secret: secret))
         }
+        if batch.contains(where: \.secret) { batch = try await withoutUnopenableSecrets(conn, batch) }
         var start = 0
         while start < batch.count {
             let chunk = Array(batch[start..<min(start + SyncLimits.pushBatch, batch.count)])
@@ -74,7 +74,7 @@ extension SyncEngine {
                 (changeSeq, superseded) = try await push(conn, chunk)
             } catch let error as PSQLError where error.serverInfo?[.sqlState] == "53400" {
                 // The space is full on the server (other devices filled it): these leaves stay here.
-                for item in chunk where !item.deleted {
+                for item in chunk where item.plain != nil {
                     reject(item.path, state.leaves[item.path]?.digest, .spaceFull(key: item.path, bytes: -1, limit: SyncLimits.spaceBytes))
                 }
                 logger.info("push refused: \(Self.describe(error))")
@@ -83,9 +83,10 @@ extension SyncEngine {
                 // Our clock ran ahead of the server's: re-stamp and retry once.
                 state.lastHLC = nowMs << 16
                 let restamped = chunk.map { item in
-                    let hlc = tick()
-                    state.leaves[item.path]?.hlc = hlc
-                    return (item.path, item.bytes, hlc, item.deleted)
+                    var item = item
+                    item.hlc = tick()
+                    state.leaves[item.path]?.hlc = item.hlc
+                    return item
                 }
                 (changeSeq, superseded) = try await push(conn, restamped)
             }
@@ -105,9 +106,28 @@ extension SyncEngine {
         return lastChange
     }
 
-    func push(_ conn: PostgresConnection, _ chunk: [(path: String, bytes: ByteBuffer, hlc: Int64, deleted: Bool)]) async throws -> (Int64, Set<String>) {
+    /// One leaf to push: `plain` is its binary plist (`nil`: a deletion); a secret one is sealed
+    /// with its clock when sent (a deletion too: an empty plaintext), so a re-stamp reseals it.
+    struct PushItem {
+        var path: String
+        var plain: [UInt8]?
+        var hlc: Int64
+        var secret: Bool
+    }
+
+    /// What a sealed value of `path` written at (`hlc`, `device`) is bound to.
+    func secretContext(_ path: String, hlc: Int64, device: UUID) -> SecretContext {
+        SecretContext(owner: sync.server.user, app: sync.app, path: path, hlc: hlc, device: device)
+    }
+
+    func push(_ conn: PostgresConnection, _ chunk: [PushItem]) async throws -> (Int64, Set<String>) {
         let logger = self.logger, app = sync.app, me = self.me
-        let keys = chunk.map(\.path), values = chunk.map(\.bytes), hlcs = chunk.map(\.hlc), deleted = chunk.map(\.deleted)
+        let values = try chunk.map { item -> ByteBuffer in
+            guard item.secret else { return ByteBuffer(bytes: item.plain ?? []) }
+            guard let key = sync.secrets.key else { throw SettingsSyncError.secretHeldBack(key: item.path, reason: "no end-to-end key") }
+            return ByteBuffer(bytes: try SyncSecrets.seal(item.plain ?? [], key: key, secretContext(item.path, hlc: item.hlc, device: me)))
+        }
+        let keys = chunk.map(\.path), hlcs = chunk.map(\.hlc), deleted = chunk.map { $0.plain == nil && !$0.secret }
         return try await Self.timed(conn, .seconds(30), "push") {
             var superseded: Set<String> = []
             var changeSeq: Int64 = 0
@@ -119,6 +139,43 @@ extension SyncEngine {
                 if let key { superseded.insert(key) }
             }
             return (changeSeq, superseded)
+        }
+    }
+
+    /// `batch` without the secrets whose value on the server is sealed with another end-to-end
+    /// key (or changed there): pushing over it would leave the user's devices that hold the right
+    /// key unable to read the key. Those are held back and reported (issue 30, item 4).
+    func withoutUnopenableSecrets(_ conn: PostgresConnection, _ batch: [PushItem]) async throws -> [PushItem] {
+        guard let secretKey = sync.secrets.key else { return batch }
+        let logger = self.logger, app = sync.app, paths = batch.filter(\.secret).map(\.path)
+        let rows = try await Self.timed(conn, .seconds(15), "secret check") {
+            try await conn.query("""
+                SELECT key, value, hlc, device FROM settings_sync.settings_sync_entries WHERE app = \(app) AND key = ANY(\(paths))
+                """, logger: logger)
+                .decode((String, ByteBuffer?, Int64, UUID).self)
+                .reduce(into: [(String, ByteBuffer?, Int64, UUID)]()) { $0.append($1) }
+        }
+        var unopenable: Set<String> = []
+        for (path, value, hlc, device) in rows {
+            guard var buffer = value, let bytes = buffer.readBytes(length: buffer.readableBytes), SyncSecrets.isSealed(bytes) else { continue }
+            if SyncSecrets.open(bytes, key: secretKey, secretContext(path, hlc: hlc, device: device)) != nil { continue }
+            if SyncSecrets.openLegacy(bytes, key: secretKey, app: app, path: path) != nil { continue }
+            unopenable.insert(path)
+        }
+        guard !unopenable.isEmpty else { return batch }
+        for path in unopenable.sorted() {
+            holdBack(path, state.leaves[path]?.digest,
+                     "the value on the server cannot be opened with this device's end-to-end key (another key, or changed on the server): pushing would hide it from the devices that have the right key")
+        }
+        return batch.filter { !unopenable.contains($0.path) }
+    }
+
+    /// Keeps a pending secret change here for now (it stays pending), reported once per value.
+    func holdBack(_ path: String, _ digest: Int64?, _ reason: String) {
+        heldBack.insert(path)
+        if reportedLimits.insert("held \(path) \(digest ?? 0)").inserted {
+            logger.warning("secret held back: \(path): \(reason)")
+            sync.report(.secretHeldBack(key: path, reason: reason))
         }
     }
 

@@ -26,6 +26,9 @@ final class SyncEngine {
     var sizes: [String: (digest: Int64, size: Int)] = [:]
     /// Paths known to be secret or not (``isSecret(_:)``).
     var secretPaths: [String: Bool] = [:]
+    /// Pending secret changes this run does not push (no key, or the server's value sealed with
+    /// another key): they stay pending for a later run, or until they change.
+    var heldBack: Set<String> = []
     /// During a full download after a purge: synced leaves not (yet) seen in it.
     var resyncUnseen: Set<String>?
     let logger: Logger
@@ -90,6 +93,7 @@ final class SyncEngine {
         sync.setDevice(state.device)
         reconcileApplying()
         processDirty([:], full: true)
+        warnAboutKeysThatLookSecret()
         try? await saveState()
 
         // 3. A tick every second drives keep-alives and timeouts.
@@ -130,6 +134,7 @@ final class SyncEngine {
             state = loaded
         } else {
             state = SyncStateFile(app: sync.app, device: loaded.device)  // another space: start over
+            state.secretLeaves = loaded.secretLeaves                       // the file's secrets stay secret
         }
         // A configuration directory copied to another machine: that machine is a new device.
         if let was = loaded.machine, let machine, was != machine {
@@ -189,6 +194,7 @@ final class SyncEngine {
                 return
             }
             state.leaves[key.path] = LeafRegister(hlc: tick(at: unixMs), device: me, digest: digest, state: .pending)
+            heldBack.remove(key.path)
         }
         for (key, ms) in changed.sorted(by: { $0.value < $1.value }) { check(key, leafValue(key), at: ms) }
         guard full else { return }
@@ -206,5 +212,16 @@ final class SyncEngine {
         }
     }
 
-    var hasPending: Bool { state.leaves.values.contains { $0.state == .pending } }
+    var hasPending: Bool { state.leaves.contains { $0.value.state == .pending && !heldBack.contains($0.key) } }
+
+    /// Warns (log and ``SettingsSync/problems``) about each key that syncs in clear but is named
+    /// like it may hold a secret (``Settings/SettingsSecrets/mayBeSecretName(_:)``): once per key
+    /// and run, at start (issue 30, item 2).
+    func warnAboutKeysThatLookSecret() {
+        forEachLeaf(store.contents(of: .user)) { key, _ in
+            guard sync.scope.includes(key), !isSecret(key), key.components.contains(where: SettingsSecrets.mayBeSecretName) else { return }
+            logger.warning("\(key.path) syncs in clear but is named like a secret: mark it with secrets: .marking([.secret(...)]) if it is one")
+            sync.report(.looksSecret(key: key.path))
+        }
+    }
 }

@@ -1,4 +1,4 @@
-/// The server schema, version 3: one space per (PostgreSQL login role, app id), sealed off by
+/// The server schema, version 4: one space per (PostgreSQL login role, app id), sealed off by
 /// row-level security. Installed by an administrator (``SettingsSyncAdmin/install()``,
 /// `settings-sync-admin install`), never by a device.
 ///
@@ -20,8 +20,13 @@
 /// - The space total (keys and values) is at most ``SyncLimits/spaceBytes``, and a role has at
 ///   most ``SyncLimits/spacesPerUser`` spaces: a push or open over either fails with SQLSTATE
 ///   53400 and stores nothing.
+/// - Version 4 has version 3's tables and functions; what changed is the devices' protocol:
+///   sealed values (`SSE2`) are bound to their owner, app, key, clock and device, and a secret
+///   key's deletion is a sealed value too (``SyncSecrets``). Devices of version 3 and 4 must not
+///   share a space (a version-3 device would push over sealed deletions in clear), so the version
+///   is checked as for a schema change: an old device finds version 4 and stops, naming both.
 enum SyncSchema {
-    static let version = 3
+    static let version = 4
     /// The schema of every sync object; only ``ownerRole`` may create in it.
     static let schema = "settings_sync"
     /// The group role whose members are devices.

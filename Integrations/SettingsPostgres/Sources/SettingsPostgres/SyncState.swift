@@ -51,6 +51,10 @@ struct SyncStateFile: Sendable, Equatable {
     /// A digest of the machine id the state was written on (`nil`: unknown).
     var machine: String? = nil
     var leaves: [String: LeafRegister] = [:]
+    /// The key paths that were secret on this device once (by name, by `marking`, or sealed when
+    /// pulled): they stay secret here whatever a later run is given, so a pending change made
+    /// with the end-to-end key is never pushed in clear by a run without it (issue 30, item 2).
+    var secretLeaves: Set<String> = []
 }
 
 extension SyncStateFile {
@@ -84,6 +88,7 @@ extension SyncStateFile {
             ("machine", .string(machine ?? "")),
             ("devices", .array(devices.map { .string($0.uuidString) })),
             ("leaves", leavesValue),
+            ("secrets", .array(secretLeaves.sorted().map { .string($0) })),
         ]))
     }
 
@@ -101,6 +106,9 @@ extension SyncStateFile {
         lastHLC = d["lastHLC"]?.int64Value ?? 0
         clockOffsetMs = d["clockOffsetMs"]?.int64Value ?? 0
         machine = d["machine"]?.stringValue.flatMap { $0.isEmpty ? nil : $0 }
+        if case .array(let secrets)? = d["secrets"] {
+            secretLeaves = Set(secrets.compactMap(\.stringValue))
+        }
         func dev(_ v: PlistValue) -> UUID? { v.intValue.flatMap { devices.indices.contains($0) ? devices[$0] : nil } }
         func digest(_ v: PlistValue) -> Int64?? {
             if case .bool(false) = v { return .some(nil) }

@@ -1,7 +1,10 @@
 // settings-sync-device: one "device" for the sync fault script (Tools/sync-fault-tests.py) and the demo.
 //
 //   settings-sync-device MODE --file PATH --app APP [--url URL] [options]
-//     write --count N --keys K --prefix P --tag T [--interval-ms M]   ACK <i> per flushed write, then DONE
+//     write --count N --keys K --prefix P --tag T [--interval-ms M] [--watch 1] [--linger-ms L]
+//                                                                     ACK <i> per flushed write, then DONE
+//                                                                     (--watch 1: RECV lines too, as watch;
+//                                                                      --linger-ms: sync L ms more after DONE)
 //     dump [--timeout S]                                              one JSON line of the user layer (exit 3: no sync)
 //     watch                                                           RECV <key> <unix-ns> <value>, STATUS <status>
 //     sync [--seconds S]                                              STATUS lines
@@ -120,9 +123,9 @@ struct SyncDevice {
         let conflicts = sync.conflicts
         Task { for await c in conflicts { Out.error("CONFLICT \(c)") } }
 
-        // watch: subscribe before sync starts so no remote change is missed.
+        // watch (and write --watch 1): subscribe before sync starts so no remote change is missed.
         var watchTask: Task<Void, Never>?
-        if o.mode == "watch" {
+        if o.mode == "watch" || o.values["watch"] == "1" {
             let changes = store.changes
             watchTask = Task {
                 for await change in changes where change.origin == .sync {
@@ -156,6 +159,9 @@ struct SyncDevice {
                 return 3
             }
             Out.line("DONE")
+            // --linger-ms: keep syncing (and watching) a while, for the other devices' last writes.
+            let linger = try o.int("linger-ms", default: 0)
+            if linger > 0 { try await Task.sleep(for: .milliseconds(linger)) }
         case "dump":
             let timeout = try o.int("timeout", default: 60)
             guard await synchronize(sync, timeout: .seconds(timeout)) else { return 3 }
