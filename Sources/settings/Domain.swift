@@ -30,7 +30,7 @@ struct Domain {
             guard argument != "." && argument != ".." else {
                 throw .usage("DOMAIN '\(argument)' is not an application name (its file would be outside \(Self.configDirectory())/NAME/); name a file as ./FILE.plist")
             }
-            path = Self.configDirectory() + "/" + argument + "/settings.plist"
+            path = SettingsLocations.userFile(application: argument, environment: SettingsLocations.processEnvironment)
             isApplication = true
         }
     }
@@ -85,25 +85,9 @@ struct Domain {
         return stat(argument, &s) == 0 && (s.st_mode & S_IFMT) == S_IFREG
     }
 
-    /// Where application domains live: `$XDG_CONFIG_HOME` when it is an absolute path, else
-    /// `$HOME/.config` (`HOME` when set and not empty, else the password database's home).
+    /// Where application domains live (``SettingsLocations/userConfigDirectory(environment:)``).
     static func configDirectory() -> String {
-        if let xdg = environment("XDG_CONFIG_HOME"), xdg.hasPrefix("/") { return trimmed(xdg) }
-        var home = environment("HOME").flatMap { $0.isEmpty ? nil : $0 }
-        if home == nil, let entry = getpwuid(getuid()), let dir = entry.pointee.pw_dir {
-            home = String(cString: dir)
-        }
-        return trimmed(home ?? "/") + "/.config"
-    }
-
-    private static func environment(_ name: String) -> String? {
-        getenv(name).map { String(cString: $0) }
-    }
-
-    private static func trimmed(_ path: String) -> String {
-        var path = path
-        while path.count > 1, path.hasSuffix("/") { path.removeLast() }
-        return path == "/" ? "" : path
+        SettingsLocations.userConfigDirectory(environment: SettingsLocations.processEnvironment)
     }
 
     /// The domain's dictionary, or `nil` when its file does not exist. A file that cannot be
@@ -201,6 +185,7 @@ struct Domain {
         let wanted: PlistFormat = format ?? (syntax == .binary ? .binary : .xml)
         let reformats = existed && wanted != (syntax == .binary ? .binary : .xml)
         guard dictionary != original || !existed || reformats else { return }
+        try refuseLockedChange(from: original, to: dictionary)  // hook (locks): PlistLocks decides
         try schema?.checkChange(from: original, to: dictionary, file: path, renames: manifest?.renames ?? [])
         var bytes: [UInt8]
         do {

@@ -292,7 +292,7 @@ final class SettingBox<Value: Sendable>: AnySettingBox {
         let (boundKey, store) = state.locked { ($0.key, $0.store) }
         let key = requireKey(boundKey)
         guard let plist = conversion.write(value, Context(key: key, layer: .user, store: store, isCurrent: true)) else { return }
-        store.set(plist, for: key)
+        guard store.writeUserValue(plist, for: key) else { return }  // locked: reported, nothing written
         if conversion.reusesUnchangedStoredValue, plist != nil {
             // The next read finds what was just written and skips converting it back.
             let stored = store.value(for: key)
