@@ -37,6 +37,26 @@ public struct PlistSystemLayers: Hashable, Sendable {
     /// One line per file that exists but does not count, naming it and why (not the
     /// administrator's, open to others, not a property list…).
     public var problems: [String] = []
+    /// Locks files that the administrator owns but that could not be read or parsed (being
+    /// rewritten in place, say): see ``keepingLocks(from:)``.
+    public var unreadableLockFiles: [String] = []
+    /// The locks files looked for, most important first.
+    var lockPaths: [String] = []
+
+    /// These files, with the locks of `previous` kept for each locks file that could not be
+    /// read now: a program that read a lock goes on honouring it while the file is broken (a
+    /// diagnostic names the file), rather than unlocking the key until it is mended.
+    ///
+    /// - Parameter previous: the files as last read.
+    public func keepingLocks(from previous: PlistSystemLayers) -> PlistSystemLayers {
+        var copy = self
+        for path in unreadableLockFiles {
+            if let kept = previous.lockFiles.first(where: { $0.path == path }) { copy.lockFiles.append(kept) }
+        }
+        let order = lockPaths
+        copy.lockFiles.sort { (order.firstIndex(of: $0.path) ?? .max) < (order.firstIndex(of: $1.path) ?? .max) }
+        return copy
+    }
 
     /// No files.
     public init() {}
@@ -127,6 +147,7 @@ public struct PlistSystemLayers: Hashable, Sendable {
             result.read(directory + "/" + application + "/" + SettingsLocations.settingsFileName, into: \.defaultsFiles, limit: limit)
         }
         for directory in lockDirectories {
+            result.lockPaths.append(directory + "/" + application + "/" + SettingsLocations.lockedFileName)
             result.read(directory + "/" + application + "/" + SettingsLocations.lockedFileName, into: \.lockFiles, limit: limit)
         }
         return result
@@ -150,7 +171,7 @@ public struct PlistSystemLayers: Hashable, Sendable {
         var s = stat()
         guard lstat(path, &s) == 0 else { return }  // no file: nothing to say
         if let refusal = Self.trustRefusal(of: path) {
-            problems.append("\(path): ignored: \(refusal)")
+            problems.append("\(path): ignored, not the administrator's file: \(refusal)")
             return
         }
         do {
@@ -158,17 +179,22 @@ public struct PlistSystemLayers: Hashable, Sendable {
             guard let contents = try PlistFile.read(target, limit: limit, followingLinks: false) else { return }
             let value = try PlistValue(decoding: contents.bytes)
             guard case .dictionary(let dictionary) = value else {
-                problems.append("\(path): ignored: its root is not a dictionary")
+                unreadable(path, list: list, "\(path): ignored: its root is not a dictionary")
                 return
             }
             self[keyPath: list].append(File(path: path, values: dictionary))
         } catch let error as PlistFile.Failure {
-            problems.append("\(path): ignored: \(error.operation)")
+            unreadable(path, list: list, "\(path): ignored: \(error.operation)")
         } catch let error as PlistError {
-            problems.append("\(error.inFile(path)); ignored")
+            unreadable(path, list: list, "\(error.inFile(path)); ignored")
         } catch {
-            problems.append("\(path): ignored: \(error)")
+            unreadable(path, list: list, "\(path): ignored: \(error)")
         }
+    }
+
+    private mutating func unreadable(_ path: String, list: WritableKeyPath<PlistSystemLayers, [File]>, _ problem: String) {
+        problems.append(problem)
+        if list == \.lockFiles { unreadableLockFiles.append(path) }
     }
 
     /// Why the file at `path` must not count as the administrator's, or `nil` when it may.

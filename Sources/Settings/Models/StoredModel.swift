@@ -55,6 +55,14 @@ public struct StoredModel<Model: SettingsModel>: Sendable {
     /// Whether the user layer holds the model.
     public var isSet: Bool { box.store.value(for: key, in: .user) != nil }
 
+    /// Whether the model may be changed: `false` when an administrator locked its key or a
+    /// field under it (see ``Setting/isWritable``); a refused save reports a
+    /// ``SettingsDiagnostic/Kind/writeRefused`` diagnostic and changes nothing.
+    public var isWritable: Bool {
+        _ = box.read()  // the Observation framework hears of the key
+        return box.store.isWritable(key)
+    }
+
     /// Removes the stored model, so the default shows again.
     public func reset() { box.store.removeValue(for: key) }
 

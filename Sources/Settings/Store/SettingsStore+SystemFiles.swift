@@ -58,7 +58,7 @@ nonisolated extension SettingsStore {
     /// Reports files of the administrator's that do not count.
     func reportSystemProblems(_ problems: [String]) {
         for problem in problems {
-            report(SettingsDiagnostic(.fileError, "\(problem); only files that root (or this process's user) owns and no one else can write count"))
+            report(SettingsDiagnostic(.fileError, problem))
         }
     }
 
@@ -67,7 +67,8 @@ nonisolated extension SettingsStore {
     /// ``SettingsChange/Origin/systemDefaults`` and ``SettingsChange/Origin/locks`` (on the
     /// store's executor, whenever the watcher sees a change), and watches their directories.
     func reloadSystemFiles() {
-        guard loaded.load(ordering: .acquiring), let (system, fresh) = readSystemFiles(), let application = systemApplication else { return }
+        guard loaded.load(ordering: .acquiring), let (read, fresh) = readSystemFiles(), let application = systemApplication else { return }
+        let system = read.keepingLocks(from: values.storage.locked { $0.system })
         let defaults = system.defaults
         let locks = system.locks
         deliver(commit(.system, origin: .systemDefaults, loadingFile: false) { s, audience in

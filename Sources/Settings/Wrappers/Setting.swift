@@ -79,6 +79,22 @@ public struct Setting<Value: Sendable>: Sendable {
         return box.store.provenance(of: key)
     }
 
+    /// Whether the setting may be changed: `false` when an administrator locked its key in a
+    /// `locked.plist` (``SettingsStore/isWritable(_:)``; grey out its control, as apps do with
+    /// `objectIsForced`). Setting a locked setting leaves its value and reports a
+    /// ``SettingsDiagnostic/Kind/writeRefused`` diagnostic. Observable like the value: a lock
+    /// that appears or goes is announced for the key (origin ``SettingsChange/Origin/locks``),
+    /// and a view reading `isWritable` under the Observation framework is updated.
+    ///
+    /// ```swift
+    /// toggle.isEnabled = settings.$autoUpdate.isWritable
+    /// ```
+    public var isWritable: Bool {
+        guard let key = box.key else { return true }
+        _ = box.read()  // the Observation framework hears of the key: a changed lock is announced for it
+        return box.store.isWritable(key)
+    }
+
     /// Removes the user's value, so the layers below (or the default in code) show again.
     public func reset() {
         guard let key = box.key else { return }
