@@ -39,11 +39,16 @@ public struct StoredModel<Model: SettingsModel>: Sendable {
     ///     of them is read and moved to `key` (see ``SettingsStore/registerRename(of:formerly:)``).
     ///   - defaultValue: the model when the store has none (default: `Model()`).
     ///   - store: the store (default: ``SettingsStore/shared``).
-    public init(_ key: SettingsKey, formerly: [SettingsKey] = [], default defaultValue: Model = Model(), store: SettingsStore = .shared) {
+    ///   - title: a short human title, for schemas and generated editors.
+    ///   - help: what the model holds, in a sentence or two (the schema's `description`).
+    public init(
+        _ key: SettingsKey, formerly: [SettingsKey] = [], default defaultValue: Model = Model(), store: SettingsStore = .shared,
+        title: String? = nil, help: String? = nil
+    ) {
         box = SettingBox(
             key: key, store: store, conversion: StoredModelConversion.make(defaultValue: defaultValue),
             hasDefaultInCode: true, warnsWhenDefaultIsMissing: false, takesDerivedKey: false, declaredAt: "\(key.path)",
-            formerly: formerly)
+            formerly: formerly, texts: SettingTexts(title: title, help: help))
     }
 
     /// The key the model is stored under.
