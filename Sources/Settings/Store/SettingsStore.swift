@@ -289,7 +289,7 @@ nonisolated extension SettingsStore {
     /// ```swift
     /// do {
     ///     try store.set("http://proxy:3128", for: "Network/proxy")
-    /// } catch let error as SettingsError where error.code == .locked {
+    /// } catch where error.code == .locked {
     ///     print(error)   // key 'Network/proxy' is locked by /etc/xdg/App/locked.plist; nothing was changed
     /// }
     /// ```
