@@ -23,7 +23,7 @@ fileprivate func controlState(_ settings: AppSettings) -> (on: Bool, enabled: Bo
     (settings.autoUpdate, settings.$autoUpdate.isWritable)   // false while the administrator locks it
 }
 
-// Docs/Administration.md:159
+// Docs/Administration.md:162
 fileprivate func makePinnedStore() -> SettingsStore {
     var options = PersistenceOptions()
     options.systemFiles = .application("App", directories: .fixed(["/etc/xdg"]))
