@@ -1,7 +1,7 @@
 import SettingsPlist
 import SettingsFiles
 
-/// The four layers of a store's values, the read-only external layers between them, and the rules
+/// The six built-in layers of a store's values, the read-only external layers between them, and the rules
 /// that combine them: which layer a read is served from, how a namespace merges with the layers
 /// below, what a write changes, and why a key has no value. A plain value: the store keeps one
 /// behind its lock, and tests use it alone.
