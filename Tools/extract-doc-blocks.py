@@ -56,6 +56,7 @@ GUIDES = [
     "Docs/Configuration.md",
     "Docs/Sync.md",
     "Docs/Testing.md",
+    "Docs/Administration.md",
 ]
 DECLARATION = re.compile(r"^(?:@\w+(?:\([^)]*\))?\s+)*(?:final\s+)?(struct|enum|class|actor|protocol|func|extension|import)\b")
 PRELUDE_OPEN = "<!-- doc-blocks: prelude"

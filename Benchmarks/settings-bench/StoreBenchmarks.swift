@@ -64,6 +64,26 @@ enum StoreBenchmarks {
         perOp("read-int", "Mutex<[String: Int]>") { for _ in 0..<batch { blackHole(ints.withLock { $0["count"] }) } }
         perOp("read-int", "UserDefaults") { for _ in 0..<batch { blackHole(defaults.integer(forKey: "count")) } }
 
+        // A lock costs nothing on the read path of an unlocked setting: the same read from a file
+        // store with no administrator's files, and from one whose locked.plist locks another key.
+        for locked in [false, true] {
+            let dir = FileManager.default.temporaryDirectory.appending(path: "settings-bench-locks-\(getpid())-\(locked)")
+            try? FileManager.default.createDirectory(at: dir.appending(path: "xdg/BenchApp"), withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: dir) }
+            if locked {
+                let plist = "<?xml version=\"1.0\"?><plist version=\"1.0\"><dict><key>other</key><integer>1</integer></dict></plist>"
+                try? Data(plist.utf8).write(to: dir.appending(path: "xdg/BenchApp/locked.plist"))
+            }
+            var options = PersistenceOptions()
+            options.systemFiles = .application("BenchApp", directories: .fixed([dir.appending(path: "xdg").path]))
+            let fileStore = SettingsStore.file(dir.appending(path: "settings.plist"), autosaveDelay: nil, externalChanges: .ignored, options: options)
+            let fileSettings = BenchSettings(store: fileStore)
+            guard fileStore.isWritable("other") != locked else { fatalError("the lock was not read") }
+            perOp("read-int", locked ? "Settings, file store, another key locked" : "Settings, file store, no locks") {
+                for _ in 0..<batch { blackHole(fileSettings.count) }
+            }
+        }
+
         perOp("read-string", "Settings") { for _ in 0..<batch { blackHole(settings.name) } }
         perOp("read-string", "Mutex<[String: String]>") { for _ in 0..<batch { blackHole(strings.withLock { $0["name"] }) } }
         perOp("read-string", "UserDefaults") { for _ in 0..<batch { blackHole(defaults.string(forKey: "name")) } }

@@ -30,7 +30,7 @@ struct Domain {
             guard argument != "." && argument != ".." else {
                 throw .usage("DOMAIN '\(argument)' is not an application name (its file would be outside \(Self.configDirectory())/NAME/); name a file as ./FILE.plist")
             }
-            path = Self.configDirectory() + "/" + argument + "/settings.plist"
+            path = SettingsLocations.userFile(application: argument, environment: SettingsLocations.processEnvironment)
             isApplication = true
         }
     }
@@ -85,25 +85,9 @@ struct Domain {
         return stat(argument, &s) == 0 && (s.st_mode & S_IFMT) == S_IFREG
     }
 
-    /// Where application domains live: `$XDG_CONFIG_HOME` when it is an absolute path, else
-    /// `$HOME/.config` (`HOME` when set and not empty, else the password database's home).
+    /// Where application domains live (``SettingsLocations/userConfigDirectory(environment:)``).
     static func configDirectory() -> String {
-        if let xdg = environment("XDG_CONFIG_HOME"), xdg.hasPrefix("/") { return trimmed(xdg) }
-        var home = environment("HOME").flatMap { $0.isEmpty ? nil : $0 }
-        if home == nil, let entry = getpwuid(getuid()), let dir = entry.pointee.pw_dir {
-            home = String(cString: dir)
-        }
-        return trimmed(home ?? "/") + "/.config"
-    }
-
-    private static func environment(_ name: String) -> String? {
-        getenv(name).map { String(cString: $0) }
-    }
-
-    private static func trimmed(_ path: String) -> String {
-        var path = path
-        while path.count > 1, path.hasSuffix("/") { path.removeLast() }
-        return path == "/" ? "" : path
+        SettingsLocations.userConfigDirectory(environment: SettingsLocations.processEnvironment)
     }
 
     /// The domain's dictionary, or `nil` when its file does not exist. A file that cannot be
@@ -200,6 +184,7 @@ struct Domain {
                 at: path, options: options, known: nil, recorder: &recorder,
                 check: { (old, new) throws(SettingsFileTransaction.Failure) in
                     do throws(CLIError) {
+                        try refuseLockedChange(from: old ?? PlistDictionary(), to: new)  // the administrator's locks: PlistLocks decides
                         try schema?.checkChange(from: old ?? PlistDictionary(), to: new, file: path, renames: manifest?.renames ?? [])
                     } catch {
                         refusal = error

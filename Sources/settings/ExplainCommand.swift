@@ -18,9 +18,11 @@ enum ExplainCommand: Command {
     static let usage = """
         usage: settings explain DOMAIN KEY [--json]
 
-        Shows where KEY's value comes from, top to bottom: environment variables (PREFIX_KEY,
-        when the program reads them), override files, the user's file, defaults files; '*'
-        marks the value that wins. The program that keeps DOMAIN names its files, its
+        Shows where KEY's value comes from, top to bottom: an administrator's lock
+        (locked.plist in a system directory: "locked by FILE"), environment variables
+        (PREFIX_KEY, when the program reads them), override files, the user's file, system
+        defaults (settings.plist in each $XDG_CONFIG_DIRS directory, /etc/xdg when unset),
+        defaults files; '*' marks the value that wins. The program that keeps DOMAIN names its files, its
         environment prefix and its renamed keys in layers.plist, in the .settings.plist.meta
         directory beside its file; without one, only the user's file is shown. Command-line
         arguments and values set in code exist only inside the program (SettingsStore.explain
@@ -63,7 +65,8 @@ enum ExplainCommand: Command {
     /// The report for `key`: the layers `manifest` names, read from their files.
     static func explanation(of key: KeyPath, in domain: Domain, manifest: PlistLayersManifest?) throws(CLIError) -> PlistLayerReport {
         let formerly = try (manifest?.formerNames(of: key.path) ?? []).map { (text) throws(CLIError) in try KeyPath(text) }
-        var rows: [PlistLayerReport.Row] = []
+        let system = domain.administratorFiles()  // hook (locks, system defaults)
+        var rows = system.rows(for: key.components, locks: true)
         if let prefix = manifest?.environmentPrefix {
             rows.append(environmentRow(for: [key] + formerly, prefix: prefix))
         }
@@ -74,6 +77,7 @@ enum ExplainCommand: Command {
         var userRow = try row(layer: "user", file: domain.path, contents: try domain.existingContents() ?? [:], key: key, formerly: formerly)
         if userRow.value != nil, let line = provenanceLine(forKey: key.components, inFile: domain.path) { userRow.notes.append(line) }
         rows.append(userRow)
+        rows += system.rows(for: key.components, locks: false)
         for file in (manifest?.defaultsFiles ?? []).reversed() {
             rows.append(try row(layer: "defaults", file: file, contents: try Domain.dictionary(Input(file: file).value, path: file), key: key, formerly: formerly))
         }

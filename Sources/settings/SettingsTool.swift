@@ -75,7 +75,7 @@ enum SettingsTool {
         PrintCommand.self, ConvertCommand.self, LintCommand.self, ExtractCommand.self, TypeCommand.self,
         InsertCommand.self, ReplaceCommand.self, RemoveCommand.self, CreateCommand.self, DiffCommand.self,
         SchemaCommand.self,
-        ExplainCommand.self,
+        ExplainCommand.self, WritableCommand.self,
         HistoryCommand.self, RestoreCommand.self, ResetCommand.self,
         CompletionCommand.self,
     ] }
@@ -106,6 +106,7 @@ enum SettingsTool {
         case DiffCommand.name: DiffCommand.self
         case SchemaCommand.name: SchemaCommand.self
         case ExplainCommand.name: ExplainCommand.self
+        case WritableCommand.name: WritableCommand.self
         case HistoryCommand.name: HistoryCommand.self
         case RestoreCommand.name: RestoreCommand.self
         case ResetCommand.name: ResetCommand.self

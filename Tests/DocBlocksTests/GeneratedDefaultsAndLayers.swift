@@ -10,8 +10,8 @@ fileprivate let optionsURL = URL(filePath: "Options.plist")
 fileprivate let stagingURL = URL(filePath: "Staging.plist")
 fileprivate struct AppSettings { @Setting("autoPlay", default: false) var autoPlay: Bool }
 
-// Docs/DefaultsAndLayers.md:14
-fileprivate func sample_DefaultsAndLayers_14() async throws {
+// Docs/DefaultsAndLayers.md:16
+fileprivate func sample_DefaultsAndLayers_16() async throws {
     let store = SettingsStore.inMemory()
     store.register(defaults: ["Network": ["timeout": 30]])
     store["Network/timeout"] = 60                // the user layer
@@ -21,14 +21,14 @@ fileprivate func sample_DefaultsAndLayers_14() async throws {
     _ = source
 }
 
-// Docs/DefaultsAndLayers.md:47
-fileprivate func sample_DefaultsAndLayers_47() async throws {
+// Docs/DefaultsAndLayers.md:49
+fileprivate func sample_DefaultsAndLayers_49() async throws {
     store.register(defaults: ["autoPlay": false, "Network": ["timeout": 30]])   // from code
     let warnings = try store.registerDefaults(contentsOf: defaultsURL, checking: AppSettings())
     _ = warnings
 }
 
-// Docs/DefaultsAndLayers.md:77
+// Docs/DefaultsAndLayers.md:79
 fileprivate enum Theme: String, CaseIterable, SettingsValue { case light, dark }
 fileprivate struct Preferences {
     @Setting("Network/timeout", default: 30.0, rules: .clamp(1...120)) var timeout: Double
@@ -36,8 +36,8 @@ fileprivate struct Preferences {
     @Setting("apiToken") var apiToken: String?
 }
 
-// Docs/DefaultsAndLayers.md:86
-fileprivate func sample_DefaultsAndLayers_86() async throws {
+// Docs/DefaultsAndLayers.md:88
+fileprivate func sample_DefaultsAndLayers_88() async throws {
     let schema = SettingsSchema(of: Preferences())
     let path = try schema.write(for: .shared)    // ~/.config/<app>/.settings.plist.meta/schema.json
     let json = try schema.jsonText()              // the same text, to ship or publish
@@ -48,8 +48,8 @@ fileprivate func sample_DefaultsAndLayers_86() async throws {
     _ = problems
 }
 
-// Docs/DefaultsAndLayers.md:153
-fileprivate func sample_DefaultsAndLayers_153() async throws {
+// Docs/DefaultsAndLayers.md:155
+fileprivate func sample_DefaultsAndLayers_155() async throws {
     try store.registerDefaults(contentsOf: optionsURL)     // ["API": ["host": "example.com", "port": 443]]
     try store.loadOverrides(contentsOf: stagingURL)        // ["API": ["host": "staging.example.com"]]
     let host = store["API/host"]                           // "staging.example.com", from .overrides
@@ -58,15 +58,15 @@ fileprivate func sample_DefaultsAndLayers_153() async throws {
     _ = port
 }
 
-// Docs/DefaultsAndLayers.md:165
-fileprivate func sample_DefaultsAndLayers_165() async throws {
+// Docs/DefaultsAndLayers.md:167
+fileprivate func sample_DefaultsAndLayers_167() async throws {
     store.setVolatile(5, for: "Network/timeout")            // until the process ends
     store.applyArguments()        // this process's arguments: NSUserDefaults' -key value (myapp -Network/timeout 5)
     store.applyEnvironment(prefix: "MYAPP")                  // MYAPP_Network__timeout=5
 }
 
-// Docs/DefaultsAndLayers.md:186
-fileprivate func sample_DefaultsAndLayers_186() async throws {
+// Docs/DefaultsAndLayers.md:188
+fileprivate func sample_DefaultsAndLayers_188() async throws {
     let store = SettingsStore.inMemory(["Network": ["timeout": 60]])
     store.register(defaults: ["Network": ["timeout": 30]])
     store.setVolatile(5, for: "Network/timeout")
@@ -83,14 +83,14 @@ fileprivate func sample_DefaultsAndLayers_186() async throws {
     _ = winner
 }
 
-// Docs/DefaultsAndLayers.md:210
+// Docs/DefaultsAndLayers.md:212
 fileprivate struct NetworkSettings {
     @Setting("Network/timeout", formerly: ["timeout", "NetTimeout"], default: 30) var timeout: Int
 }
 fileprivate extension SettingsStore.Key where Value == Int {
     static let retries = Self("Network/retries", formerly: ["retries"], default: 3)
 }
-fileprivate func sample_DefaultsAndLayers_210() async throws {
+fileprivate func sample_DefaultsAndLayers_212() async throws {
     // @StoredModel("Profile/main", formerly: ["profile"]) var profile: Profile
     let renamedStore = SettingsStore.inMemory(["timeout": 12])
     renamedStore.registerRename(of: "Network/timeout", formerly: ["timeout", "NetTimeout"])  // what formerly: does

@@ -4,7 +4,7 @@ import Foundation
 import Settings
 import SettingsPlist
 
-// README.md:97
+// README.md:102
 fileprivate struct AppSettings {
     @Setting("autoPlay", default: false) var autoPlay: Bool
     @Setting("Network/timeout", default: 30.0) var timeout: Double      // a namespaced key
@@ -12,8 +12,8 @@ fileprivate struct AppSettings {
     @Setting("accent", default: SettingsColor(hex: "#FF8800")!) var accent: SettingsColor
 }
 
-// README.md:109
-fileprivate func sample_README_109() async throws {
+// README.md:114
+fileprivate func sample_README_114() async throws {
     let warnings = try SettingsStore.shared.registerDefaults(contentsOf: URL(filePath: "Defaults.plist"), checking: AppSettings())
     let settings = AppSettings()
     settings.autoPlay = true             // in memory at once
@@ -24,9 +24,9 @@ fileprivate func sample_README_109() async throws {
     _ = source
 }
 
-// README.md:126
+// README.md:131
 fileprivate struct Profile: Codable { var name = "Ada" }
-fileprivate func sample_README_126() async throws {
+fileprivate func sample_README_131() async throws {
 
     let profile = Profile()
     let value = try PlistValue(contentsOf: URL(filePath: "Defaults.plist"))   // XML or binary

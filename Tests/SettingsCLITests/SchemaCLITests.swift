@@ -38,8 +38,25 @@ struct SchemaCLITests {
     @Test func schemaHasHelp() throws {
         let out = try CLI.run("schema", "--help")
         #expect(out.status == 0)
-        #expect(out.stdout.hasPrefix("usage: settings schema DOMAIN"))
+        #expect(out.stdout.hasPrefix("usage: settings schema [--markdown] DOMAIN"))
         #expect(try CLI.run("--help").stdout.contains("  schema    print the JSON Schema"))
+    }
+
+    @Test func schemaMarkdownPrintsAReferenceTable() throws {
+        let dir = try TemporaryDirectory()
+        let env = try appWithSchema(in: dir)
+        let out = try CLI.run(["schema", "--markdown", "App"], environment: env)
+        #expect(out.status == 0, "\(out.stderr)")
+        #expect(out.stdout == """
+            # AppSettings
+
+            | Key | Title | Type | Default | Description |
+            |---|---|---|---|---|
+            | `theme` |  | string | `light` | One of: `light`, `dark`. |
+            | `apiToken` |  | string |  |  |
+            | `Network/timeout` |  | number | `30` | From `1` to `120`. |
+
+            """)
     }
 
     @Test func schemaPrintsWhatTheApplicationWrote() throws {

@@ -86,6 +86,6 @@ struct ExternalLayerTests {
     @Test func builtInLayersStillCompareByHeight() {
         #expect(SettingsLayer.volatile < .defaults)
         #expect(SettingsLayer.defaults < .provider("a"))
-        #expect(SettingsLayer.allCases == [.volatile, .overrides, .user, .defaults])
+        #expect(SettingsLayer.allCases == [.locked, .volatile, .overrides, .user, .system, .defaults])
     }
 }

@@ -238,7 +238,7 @@ struct TransformerTests {
         switch layer {
         case .defaults: store.register(defaults: PlistDictionary([(key.path, stored)]))
         case .overrides: store.addOverrides(PlistDictionary([(key.path, stored)]))
-        default: store.set(stored, for: key)
+        default: store[key] = stored
         }
         #expect(read(store), "the read gives the default")
         return DiagnosticsRecorder.diagnostics(for: key).map(\.message)

@@ -28,6 +28,12 @@
 //   settings-fault model-edit FILE FIELD VALUE loads a model file (fields `name` and `theme`), prints
 //                                              "loaded", waits for a line on standard input, sets
 //                                              FIELD to VALUE, saves, prints "saved"
+//   settings-fault admin-watch APP KEY         the store of APP at its default place (reading the
+//                                              administrator's files of $XDG_CONFIG_DIRS); prints
+//                                              "ready VALUE WRITABLE", then "change ORIGIN VALUE WRITABLE"
+//                                              for each change of KEY, with "refused ERROR" after it
+//                                              when a write of KEY is refused; "diagnostic TEXT" for
+//                                              each diagnostic; runs until killed
 //   settings-fault model-churn DIR COUNT       loads and saves COUNT model files of 100 KB in DIR,
 //                                              keeping no model; prints the resident set size (KiB)
 //                                              before and after
@@ -237,6 +243,26 @@ case "defaults-writer":
     for i in 0..<count {
         defaults.set(i, forKey: "\(args[1])-\(i)")
         defaults.synchronize()
+    }
+case "admin-watch":
+    guard args.count == 2 else { fail("usage: settings-fault admin-watch APP KEY") }
+    let say: @Sendable (String) -> Void = { line in FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
+    SettingsDiagnostics.handler = { say("diagnostic \($0.message)") }
+    let store = SettingsStore.file(SettingsStore.defaultFileURL(application: args[0]))
+    let key = SettingsKey(args[1])
+    func state() -> String { "\(store[key].map { "\($0)" } ?? "nil") \(store.isWritable(key))" }
+    let changes = store.changes
+    say("ready \(state())")
+    for await change in changes where change.affects(key) {
+        say("change \(change.origin.rawValue) \(state())")
+        if !store.isWritable(key) {
+            do {
+                try store.set("from-the-program", for: key)
+                say("written")
+            } catch {
+                say("refused \(error)")
+            }
+        }
     }
 case "model-edit":
     guard args.count == 3, ["name", "theme"].contains(args[1]) else { fail("usage: settings-fault model-edit FILE name|theme VALUE") }

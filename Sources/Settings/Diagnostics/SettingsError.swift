@@ -28,6 +28,9 @@ public struct SettingsError: Error, Hashable, Sendable, CustomStringConvertible 
         /// and value together nest deeper than readers accept (512 levels), or it is larger than
         /// the settings file may be.
         case unstorable
+        /// An administrator locked the key (``path`` is the `locked.plist` that does): the
+        /// write was refused and nothing changed (see ``SettingsStore/isWritable(_:)``).
+        case locked
     }
 
     /// What kind of failure.
@@ -99,6 +102,8 @@ public struct SettingsError: Error, Hashable, Sendable, CustomStringConvertible 
         case .fileLocked:
             if let path, let detail { return "\(path): \(detail)" }
             text = "settings file \(path ?? "?") is locked by another process"
+        case .locked:
+            text = "\(keyText ?? "the key") is locked by \(path ?? "the administrator"); nothing was changed"
         case .unstorable:
             if key == nil, let path, let detail { return "\(path): \(detail)" }
             text = "cannot store \(keyText ?? "the value")"

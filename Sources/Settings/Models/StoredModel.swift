@@ -39,11 +39,16 @@ public struct StoredModel<Model: SettingsModel>: Sendable {
     ///     of them is read and moved to `key` (see ``SettingsStore/registerRename(of:formerly:)``).
     ///   - defaultValue: the model when the store has none (default: `Model()`).
     ///   - store: the store (default: ``SettingsStore/shared``).
-    public init(_ key: SettingsKey, formerly: [SettingsKey] = [], default defaultValue: Model = Model(), store: SettingsStore = .shared) {
+    ///   - title: a short human title, for schemas and generated editors.
+    ///   - help: what the model holds, in a sentence or two (the schema's `description`).
+    public init(
+        _ key: SettingsKey, formerly: [SettingsKey] = [], default defaultValue: Model = Model(), store: SettingsStore = .shared,
+        title: String? = nil, help: String? = nil
+    ) {
         box = SettingBox(
             key: key, store: store, conversion: StoredModelConversion.make(defaultValue: defaultValue),
             hasDefaultInCode: true, warnsWhenDefaultIsMissing: false, takesDerivedKey: false, declaredAt: "\(key.path)",
-            formerly: formerly)
+            formerly: formerly, texts: SettingTexts(title: title, help: help))
     }
 
     /// The key the model is stored under.
@@ -54,6 +59,14 @@ public struct StoredModel<Model: SettingsModel>: Sendable {
 
     /// Whether the user layer holds the model.
     public var isSet: Bool { box.store.value(for: key, in: .user) != nil }
+
+    /// Whether the model may be changed: `false` when an administrator locked its key or a
+    /// field under it (see ``Setting/isWritable``); a refused save reports a
+    /// ``SettingsDiagnostic/Kind/writeRefused`` diagnostic and changes nothing.
+    public var isWritable: Bool {
+        _ = box.read()  // the Observation framework hears of the key
+        return box.store.isWritable(key)
+    }
 
     /// Removes the stored model, so the default shows again.
     public func reset() { box.store.removeValue(for: key) }

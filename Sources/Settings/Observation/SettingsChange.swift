@@ -23,6 +23,11 @@ public struct SettingsChange: Hashable, Sendable, CustomStringConvertible {
         case defaults
         /// The user's file was changed by another process or by hand, and reloaded.
         case externalFile
+        /// An administrator changed the system defaults (`<dir>/<app>/settings.plist`).
+        case systemDefaults
+        /// An administrator changed the locks (`<dir>/<app>/locked.plist`): the keys whose
+        /// value or writability changed (see ``SettingsStore/isWritable(_:)``).
+        case locks
         /// Migrations rewrote stored values.
         case migration
         /// A sync integration applied values written on another device (see

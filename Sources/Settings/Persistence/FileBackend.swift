@@ -4,6 +4,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import SettingsPlist
+import SettingsFiles
 import Synchronization
 
 /// Everything a file store has beside its values: the file and how it is kept, what its
@@ -33,6 +34,8 @@ final class FileBackend: Sendable {
     /// Provenance of the file's keys and notes of non-write origins (see
     /// SettingsFile+History.swift). Never touched by `@Setting` reads or writes.
     let history = StoreHistory()
+    /// The administrator's files' problems already reported (each is reported once while it lasts).
+    let reportedSystemProblems = Mutex<Set<String>>([])
     /// The store's own persistence thread (started by its first job).
     let executor = PersistenceExecutor()
 

@@ -6,6 +6,7 @@ import Musl
 import Darwin
 #endif
 import Synchronization
+import SettingsFiles
 
 /// Notices changes made to settings files by other processes or by hand.
 ///
@@ -27,11 +28,14 @@ final class FileWatcher: Sendable {
         let path: String
         let id: ObjectIdentifier
         weak let store: SettingsStore?
-        init(name: String, path: String, store: SettingsStore) {
+        /// Whether it watches an administrator's directory (see ``watchSystem(_:applicationDirectory:)``).
+        let isSystem: Bool
+        init(name: String, path: String, store: SettingsStore, isSystem: Bool = false) {
             self.name = name
             self.path = path
             self.id = ObjectIdentifier(store)
             self.store = store
+            self.isSystem = isSystem
         }
     }
 
@@ -43,6 +47,8 @@ final class FileWatcher: Sendable {
         var entries: [Int32: [Entry]] = [:]
         /// The watch descriptor of each watched store.
         var watches: [ObjectIdentifier: Int32] = [:]
+        /// The watch descriptors of each store's administrator's directories.
+        var systemWatches: [ObjectIdentifier: Set<Int32>] = [:]
     }
 
     private let state = Mutex(State())
@@ -89,6 +95,40 @@ final class FileWatcher: Sendable {
         #endif
     }
 
+    /// Watches an administrator's application directory (`/etc/xdg/App`) for its
+    /// `settings.plist` and `locked.plist`, and its parent (`/etc/xdg`) for the directory itself
+    /// appearing, going or changing mode. Called again at each look at the files: a watch that
+    /// exists is kept. Where inotify is not available, the files are looked at whenever the
+    /// user's file is.
+    func watchSystem(_ store: SettingsStore, applicationDirectory: String) {
+        #if os(Linux)
+        let parent = PathParts(applicationDirectory)
+        let mask = UInt32(IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_CREATE | IN_DELETE | IN_ATTRIB)
+        let descriptor = state.locked { $0.descriptor }
+        guard descriptor >= 0 else { return }
+        var added: [(Int32, Entry)] = []
+        let wdParent = inotify_add_watch(descriptor, parent.directory, mask)
+        if wdParent >= 0 { added.append((wdParent, Entry(name: parent.name, path: applicationDirectory, store: store, isSystem: true))) }
+        let wdDirectory = inotify_add_watch(descriptor, applicationDirectory, mask)
+        if wdDirectory >= 0 {
+            for name in [SettingsLocations.settingsFileName, SettingsLocations.lockedFileName] {
+                added.append((wdDirectory, Entry(name: name, path: applicationDirectory + "/" + name, store: store, isSystem: true)))
+            }
+        }
+        guard !added.isEmpty else { return }
+        store.backend?.watched.store(true, ordering: .releasing)
+        state.locked { s in
+            let id = ObjectIdentifier(store)
+            for (wd, entry) in added {
+                guard !(s.entries[wd] ?? []).contains(where: { $0.id == id && $0.isSystem && $0.path == entry.path }) else { continue }
+                s.entries[wd, default: []].append(entry)
+                s.systemWatches[id, default: []].insert(wd)
+            }
+            if !s.threadStarted { s.threadStarted = startThread() }
+        }
+        #endif
+    }
+
     /// Forgets a store being freed (called from its `deinit`, where weak references to it are
     /// already `nil`): removes its entry, and the directory's watch when no other store uses it.
     ///
@@ -96,14 +136,19 @@ final class FileWatcher: Sendable {
     /// the watch being removed) sees the watch end (`IN_IGNORED`), polls, and watches again.
     func unwatch(_ id: ObjectIdentifier) {
         #if os(Linux)
-        let (descriptor, emptied) = state.locked { s -> (Int32, Int32?) in
-            guard let wd = s.watches.removeValue(forKey: id) else { return (s.descriptor, nil) }
-            s.entries[wd]?.removeAll { $0.id == id }
-            guard s.entries[wd]?.isEmpty ?? true else { return (s.descriptor, nil) }
-            s.entries[wd] = nil
-            return (s.descriptor, wd)
+        let (descriptor, emptied) = state.locked { s -> (Int32, [Int32]) in
+            var descriptors = s.systemWatches.removeValue(forKey: id) ?? []
+            if let wd = s.watches.removeValue(forKey: id) { descriptors.insert(wd) }
+            var emptied: [Int32] = []
+            for wd in descriptors {
+                s.entries[wd]?.removeAll { $0.id == id }
+                guard s.entries[wd]?.isEmpty ?? true else { continue }
+                s.entries[wd] = nil
+                emptied.append(wd)
+            }
+            return (s.descriptor, emptied)
         }
-        if let emptied, descriptor >= 0 { inotify_rm_watch(descriptor, emptied) }
+        if descriptor >= 0 { for wd in emptied { inotify_rm_watch(descriptor, wd) } }
         #endif
     }
 
@@ -183,6 +228,12 @@ final class FileWatcher: Sendable {
                         for list in s.entries.values { touched += list.compactMap(\.store) }
                     } else if gone {
                         for entry in s.entries[event.wd] ?? [] {
+                            if entry.isSystem {
+                                // The administrator's directory went: looking again re-arms the watches.
+                                s.systemWatches[entry.id]?.remove(event.wd)
+                                if let store = entry.store { touched.append(store) }
+                                continue
+                            }
                             if s.watches[entry.id] == event.wd { s.watches[entry.id] = nil }
                             if let store = entry.store { orphaned.append((store, entry.path)) }
                         }

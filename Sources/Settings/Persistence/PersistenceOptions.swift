@@ -31,6 +31,42 @@ public struct PersistenceOptions: Hashable, Sendable {
     public var historyLimit: Int
     /// The most bytes the file's history may take (the newest generation is always kept).
     public var historyByteBudget: Int
+    /// Which administrator's files the store reads: system defaults and locked keys (see
+    /// ``SystemFiles``). By default, those of the application whose default file the store keeps.
+    public var systemFiles: SystemFiles = .automatic
+
+    /// Which administrator's files a file store reads: `<dir>/<app>/settings.plist` (the
+    /// ``SettingsLayer/system`` layer) and `<dir>/<app>/locked.plist` (the
+    /// ``SettingsLayer/locked`` layer) in each system directory.
+    ///
+    /// ```swift
+    /// var options = PersistenceOptions()
+    /// options.systemFiles = .application("MyApp", directories: .fixed(["/etc/xdg"]))  // pinned
+    /// let store = SettingsStore.file(url, options: options)
+    /// ```
+    public struct SystemFiles: Hashable, Sendable {
+        /// The application whose files are read (`nil`: worked out from the store's file).
+        public var application: String?
+        /// Where they are read from.
+        public var directories: PlistSystemLayers.SystemDirectories
+
+        /// A store whose file is an application's default file
+        /// (``SettingsStore/defaultFileURL(application:)``, as ``SettingsStore/shared`` has)
+        /// reads that application's files from `$XDG_CONFIG_DIRS` (default `/etc/xdg`), and locks
+        /// from `/etc/xdg` whatever the variable says; any other file store reads none.
+        public static let automatic = SystemFiles(application: nil, directories: .environment)
+        /// No system defaults and no locks.
+        public static let none = SystemFiles(application: nil, directories: .none)
+
+        /// The files of `application`, from `directories`.
+        ///
+        /// - Parameters:
+        ///   - application: the application (domain) name.
+        ///   - directories: `.environment` (the default), or `.fixed([...])` to pin them.
+        public static func application(_ application: String, directories: PlistSystemLayers.SystemDirectories = .environment) -> SystemFiles {
+            SystemFiles(application: application, directories: directories)
+        }
+    }
 
     /// Creates options; every parameter has the default a settings file wants.
     ///

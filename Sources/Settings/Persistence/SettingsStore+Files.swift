@@ -4,6 +4,7 @@ public import FoundationEssentials
 public import Foundation
 #endif
 public import SettingsPlist
+import SettingsFiles
 
 extension SettingsStore {
     /// The program's store: `$XDG_CONFIG_HOME/<executable name>/settings.plist` (`~/.config` when
@@ -33,16 +34,7 @@ extension SettingsStore {
 
     /// ``defaultFileURL(application:)`` for a given environment (an empty variable counts as unset).
     static func defaultFileURL(application: String, environment: [String: String]) -> URL {
-        let base: URL
-        if let xdg = environment["XDG_CONFIG_HOME"], xdg.hasPrefix("/") {
-            base = URL(filePath: xdg, directoryHint: .isDirectory)
-        } else {
-            let homePath = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 }
-                ?? FileManager.default.homeDirectoryForCurrentUser.path
-            let home = URL(filePath: homePath, directoryHint: .isDirectory)
-            base = home.appending(path: ".config", directoryHint: .isDirectory)
-        }
-        return base.appending(path: application, directoryHint: .isDirectory).appending(path: "settings.plist")
+        URL(filePath: SettingsLocations.userFile(application: application, environment: { environment[$0] }))
     }
 
     /// How a file store notices changes made to its file by other processes or by hand.

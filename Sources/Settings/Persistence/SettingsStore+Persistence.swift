@@ -45,8 +45,10 @@ nonisolated extension SettingsStore {
             defer { file.diagnostics = [] }
             return (contents, file.diagnostics)
         }
+        let system = readSystemFiles()  // hook (locks): in the same step as the user's file
         values.storage.locked { s in
             s.modify(.user) { $0 = contents }
+            if let system { s.layAdministratorFiles(system.layers) }
             s.tracksChanges = true
             s.autosaves = backend.options.autosaveDelay != nil
             values.generationCounter.add(1, ordering: .releasing)
@@ -55,6 +57,7 @@ nonisolated extension SettingsStore {
         loaded.store(true, ordering: .releasing)
         moveRenamedKeys(in: .user)  // values under old names move to their new keys
         diagnostics.forEach(report)
+        if let system { reportSystemProblems(system.fresh) }
         startWatchingSoon()
     }
 
@@ -149,6 +152,7 @@ nonisolated extension SettingsStore {
         deliverFileDiagnostics()
         if let announcement = consume announcement { deliver(announcement) }
         moveRenamedKeys(in: .user)  // an older program may have written an old name
+        reloadSystemFiles()  // hook (locks): the administrator's files, looked at with the user's
     }
 
     /// Looks at the file on the store's executor, without waiting (see ``reloadIfChanged()``).

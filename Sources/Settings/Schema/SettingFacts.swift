@@ -24,6 +24,9 @@ struct SettingFacts: Sendable {
     var sample: PlistValue?
     /// The JSON type the Swift type is stored as when no value shows it (`integer` for `Int`).
     var declaredJSONType: String?
+    /// The setting's human title and help (`title:` and `help:`), if given.
+    var title: String?
+    var help: String?
 
     @usableFromInline init() {}
 

@@ -36,6 +36,13 @@ public import SettingsFiles
 /// its built-in transformer; an optional setting with a transformer of its own and no default
 /// gets no `type`. Secret keys are marked `"x-secret": true` and their defaults are left out;
 /// former names are listed in `"x-formerly"`; `"x-swift-type"` names the Swift type.
+///
+/// What an editor or a documentation generator needs besides: `title` (the setting's `title:`
+/// or its `Settings.bundle` `Title`), `description` (its `help:`, else the property's name, then
+/// kept in `"x-property"`), `"x-order"` (declaration order), `"x-group"` (the bundle group's
+/// title, else the namespace), `"x-enum-titles"` (a title per `enum` value, from the bundle's
+/// `Titles`), and for a key an administrator locked, `"readOnly": true` with the locks file
+/// in `"x-locked-by"`.
 public struct SettingsSchema: Sendable, Equatable {
     /// One key of the schema.
     public struct Key: Sendable, Equatable {
@@ -64,6 +71,22 @@ public struct SettingsSchema: Sendable, Equatable {
         public var isSecret: Bool
         /// The names the key had before (`formerly:`), newest first.
         public var formerNames: [String]
+        /// A short human title: the setting's `title:`, else its `Title` in a registered
+        /// `Settings.bundle` pane (the schema's `title`).
+        public var title: String? = nil
+        /// What the setting does: its `help:` (the schema's `description`; the property's
+        /// name when there is none).
+        public var help: String? = nil
+        /// The group it is shown in: the bundle pane's group title, else its namespace
+        /// (`Network` for `Network/timeout`); `nil` at the top level (`x-group`).
+        public var group: String? = nil
+        /// Its place among the keys: declaration order (`x-order`).
+        public var order: Int = 0
+        /// A title for each of ``allowedValues``, from a bundle pane's `Titles` (`x-enum-titles`).
+        public var allowedValueTitles: [String]? = nil
+        /// The `locked.plist` that locks the key in the store the schema was made from: the
+        /// schema marks it `readOnly` with the file as `x-locked-by`.
+        public var lockedBy: String? = nil
     }
 
     /// The JSON Schema dialect written in `$schema`.
@@ -95,7 +118,8 @@ public struct SettingsSchema: Sendable, Equatable {
             guard let key = box.key else { return nil }
             let facts = box.facts
             let kind = Self.jsonKind(facts)
-            return Key(
+            let bundle = box.store.values.storage.locked { $0.sources.bundleTexts[key] }
+            var entry = Key(
                 key: key, property: ([typeName] + path).joined(separator: "."), typeName: facts.typeName,
                 jsonType: kind.type, format: kind.format, contentEncoding: kind.encoding,
                 defaultValue: key.isSecret ? nil : facts.defaultValue,
@@ -103,7 +127,20 @@ public struct SettingsSchema: Sendable, Equatable {
                 isSecret: key.isSecret,
                 formerNames: box.formerly.map(\.path)
             )
+            entry.title = facts.title ?? bundle?.title
+            entry.help = facts.help
+            entry.group = bundle?.group ?? key.parent?.path
+            if let bundle, let allowed = entry.allowedValues ?? (bundle.valueTitles.isEmpty ? nil : bundle.valueTitles.map(\.value)) {
+                let titles = allowed.map { value in bundle.valueTitles.first { $0.value == value }?.title }
+                if titles.allSatisfy({ $0 != nil }) {
+                    entry.allowedValues = allowed
+                    entry.allowedValueTitles = titles.compactMap { $0 }
+                }
+            }
+            entry.lockedBy = box.store.lockingFile(of: key)
+            return entry
         }
+        for index in keys.indices { keys[index].order = index }
     }
 
     /// The JSON type, format and encoding of a setting: from its default, a sample (an enum's
@@ -172,7 +209,16 @@ public struct SettingsSchema: Sendable, Equatable {
         if let minimum = key.minimum, minimum.doubleValue != nil { schema["minimum"] = minimum }
         if let maximum = key.maximum, maximum.doubleValue != nil { schema["maximum"] = maximum }
         if let allowed = key.allowedValues { schema["enum"] = .array(allowed) }
-        schema["description"] = .string(key.property)
+        if let titles = key.allowedValueTitles { schema["x-enum-titles"] = .array(titles.map(PlistValue.string)) }
+        if let title = key.title { schema["title"] = .string(title) }
+        schema["description"] = .string(key.help ?? key.property)
+        if key.help != nil { schema["x-property"] = .string(key.property) }
+        schema["x-order"] = .integer(PlistInteger(Int64(key.order)))
+        if let group = key.group { schema["x-group"] = .string(group) }
+        if let file = key.lockedBy {
+            schema["readOnly"] = true
+            schema["x-locked-by"] = .string(file)
+        }
         schema["x-swift-type"] = .string(key.typeName)
         if key.isSecret { schema["x-secret"] = true }
         if !key.formerNames.isEmpty { schema["x-formerly"] = .array(key.formerNames.map(PlistValue.string)) }

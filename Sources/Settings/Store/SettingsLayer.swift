@@ -1,7 +1,7 @@
 /// The layers a ``SettingsStore`` reads through, highest first.
 ///
 /// A read returns the value from the highest layer that has the key; ``SettingsStore/source(of:)``
-/// says which. Only ``user`` is ever written by `set`, and only it is persisted. Besides the four
+/// says which. Only ``user`` is ever written by `set`, and only it is persisted. Besides the six
 /// built-in layers, a store can read through read-only layers whose values come from elsewhere (a
 /// configuration provider, say: see ``SettingsStore/addExternalLayer(named:placement:lookup:)``);
 /// their values come from ``provider(_:)``.
@@ -13,12 +13,19 @@
 /// store.source(of: "timeout")                     // .volatile
 /// ```
 public enum SettingsLayer: Hashable, Sendable, CaseIterable, Comparable {
+    /// Values an administrator locked (`<dir>/<app>/locked.plist` in a system directory): above
+    /// every other layer, and never writable (see ``SettingsStore/isWritable(_:)``).
+    case locked
     /// Process-only values: the API, command-line `-key value` arguments, environment variables.
     case volatile
     /// Override files (TFOptionsKit's target-specific options), merged deeply; read-only.
     case overrides
     /// The user's persistent file: the only layer `set` writes.
     case user
+    /// System-wide defaults an administrator or vendor installed
+    /// (`<dir>/<app>/settings.plist` in each `$XDG_CONFIG_DIRS` directory): the user's file
+    /// overrides them; read-only.
+    case system
     /// Registered defaults: from code, a defaults plist, or a `Settings.bundle` `Root.plist`.
     case defaults
     /// A read-only external layer, by the name it was added with
@@ -26,16 +33,18 @@ public enum SettingsLayer: Hashable, Sendable, CaseIterable, Comparable {
     /// `.provider("EnvironmentVariablesProvider")`.
     case provider(String)
 
-    /// The four built-in layers, highest first (external layers belong to a store, not to the type).
-    public static let allCases: [SettingsLayer] = [.volatile, .overrides, .user, .defaults]
+    /// The six built-in layers, highest first (external layers belong to a store, not to the type).
+    public static let allCases: [SettingsLayer] = [.locked, .volatile, .overrides, .user, .system, .defaults]
 
     /// The position of a built-in layer in ``allCases``; `nil` for an external layer.
     var builtInIndex: Int? {
         switch self {
-        case .volatile: 0
-        case .overrides: 1
-        case .user: 2
-        case .defaults: 3
+        case .locked: 0
+        case .volatile: 1
+        case .overrides: 2
+        case .user: 3
+        case .system: 4
+        case .defaults: 5
         case .provider: nil
         }
     }
@@ -52,13 +61,15 @@ public enum SettingsLayer: Hashable, Sendable, CaseIterable, Comparable {
         }
     }
 
-    /// The name used in diagnostics: `volatile`, `override file`, `user file`, `registered
-    /// defaults`, or an external layer's own name.
+    /// The name used in diagnostics: `locked`, `volatile`, `override file`, `user file`,
+    /// `system defaults`, `registered defaults`, or an external layer's own name.
     public var name: String {
         switch self {
+        case .locked: "locked"
         case .volatile: "volatile"
         case .overrides: "override file"
         case .user: "user file"
+        case .system: "system defaults"
         case .defaults: "registered defaults"
         case .provider(let name): name
         }

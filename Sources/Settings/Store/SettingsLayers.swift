@@ -1,6 +1,7 @@
 import SettingsPlist
+import SettingsFiles
 
-/// The four layers of a store's values, the read-only external layers between them, and the rules
+/// The six built-in layers of a store's values, the read-only external layers between them, and the rules
 /// that combine them: which layer a read is served from, how a namespace merges with the layers
 /// below, what a write changes, and why a key has no value. A plain value: the store keeps one
 /// behind its lock, and tests use it alone.
@@ -120,6 +121,8 @@ struct SettingsLayers: Hashable, Sendable {
         } else {
             self[layer].collectDifferingPaths(from: before[layer], prefix: [], into: &candidates)
         }
+        // A changed lock is announced even when the value stays: the key's writability changed.
+        guard layer != .locked else { return candidates }
         return candidates.filter { before.resolve($0)?.value != resolve($0)?.value }
     }
 

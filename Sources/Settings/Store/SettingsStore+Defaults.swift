@@ -52,7 +52,9 @@ nonisolated extension SettingsStore {
     public func registerDefaults(contentsOf url: URL, checking settings: Any? = nil) throws(SettingsError) -> [SettingsDiagnostic] {
         var defaults = try Self.readDictionary(at: url)
         if SettingsBundleReader.isSettingsPane(defaults) {
-            defaults = try SettingsBundleReader.defaults(fromRootPane: defaults, at: url)
+            let pane = try SettingsBundleReader.read(rootPane: defaults, at: url)
+            defaults = pane.defaults
+            values.storage.locked { $0.sources.bundleTexts.merge(pane.texts) { _, new in new } }  // hook (schema texts)
         }
         register(defaults: defaults, path: url.path)
         return checkDefaults(of: settings, registeredIn: url.lastPathComponent)
@@ -143,8 +145,10 @@ enum SettingsBundleReader {
     /// - Throws: ``SettingsError`` naming the file: a missing or unreadable child pane, a pane
     ///   without a `PreferenceSpecifiers` array, an entry that is not a dictionary, or a child
     ///   pane `File` that is not a plain file name.
-    static func defaults(fromRootPane root: PlistDictionary, at url: URL) throws(SettingsError) -> PlistDictionary {
+    static func read(rootPane root: PlistDictionary, at url: URL) throws(SettingsError) -> (defaults: PlistDictionary, texts: [SettingsKey: BundleText]) {
         var defaults = PlistDictionary()
+        var texts: [SettingsKey: BundleText] = [:]
+        var group: String?
         var visited: Set<String> = [url.lastPathComponent]
         // Depth-first in pane order, so a later entry (or pane) wins over an earlier one.
         var pending: [(entries: [PlistValue], url: URL, index: Int)] = [(try specifiers(of: root, at: url), url, 0)]
@@ -155,13 +159,30 @@ enum SettingsBundleReader {
             if let key = entry["Key"]?.stringValue, let value = entry["DefaultValue"] {
                 defaults[key] = value
             }
+            if entry["Type"]?.stringValue == "PSGroupSpecifier" { group = entry["Title"]?.stringValue }
+            if let key = entry["Key"]?.stringValue {
+                let values = entry["Values"]?.arrayValue ?? [], titles = (entry["Titles"]?.arrayValue ?? []).compactMap(\.stringValue)
+                texts[SettingsKey(components: [key])] = BundleText(
+                    title: entry["Title"]?.stringValue, group: group, order: texts.count,
+                    valueTitles: values.count == titles.count ? Array(zip(values, titles)) : [])
+            }
             guard entry["Type"]?.stringValue == childPaneType, let file = entry["File"]?.stringValue else { continue }
             let childURL = try siblingURL(named: file, of: paneURL)
             guard visited.insert(childURL.lastPathComponent).inserted else { continue }
             let child = try childPane(at: childURL, file: file, parent: paneURL)
             pending.append((child, childURL, 0))
         }
-        return defaults
+        return (defaults, texts)
+    }
+
+    /// What a `Settings.bundle` pane says of one key, for schemas: its `Title`, the title of the
+    /// group (`PSGroupSpecifier`) it is in, its place in the panes, and the `Titles` of a
+    /// multi-value's `Values`.
+    struct BundleText: Sendable {
+        var title: String?
+        var group: String?
+        var order: Int
+        var valueTitles: [(value: PlistValue, title: String)]
     }
 
     /// A pane's entries.

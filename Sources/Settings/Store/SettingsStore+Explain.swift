@@ -37,7 +37,8 @@ nonisolated extension SettingsStore {
         return withState { s in
             let formerly = s.sources.formerNames(of: key)
             let volatileValue = s[.volatile].value(at: key.components)
-            var rows = [PlistLayerReport.Row(
+            var rows = s.system.rows(for: key.components, locks: true)  // hook (locks)
+            rows += [PlistLayerReport.Row(
                 layer: "volatile",
                 source: s.sources.volatile[key] ?? (volatileValue == nil ? volatileSourcesText(s.sources) : "set in code"),
                 value: volatileValue)]
@@ -46,6 +47,7 @@ nonisolated extension SettingsStore {
             rows.append(PlistLayerReport.Row(
                 layer: "user", source: userSource, value: userValue,
                 notes: userValue == nil ? [] : provenanceNote.map { [$0] } ?? []))
+            rows += s.system.rows(for: key.components, locks: false)  // hook (system defaults)
             rows += Self.rows(layer: "defaults", s.sources.defaults, key: key, formerly: formerly, layerValue: s[.defaults].value(at: key.components))
             let missing = rows.contains { $0.value != nil } ? nil : s.explainMissing(key)
             return PlistLayerReport(key: key.path, rows: rows, formerly: formerly.map(\.path), missingReason: missing)

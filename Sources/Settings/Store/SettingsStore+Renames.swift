@@ -20,6 +20,8 @@ struct LayerSources: Sendable {
 
     /// Defaults registrations, in order (a later one wins).
     var defaults: [Registration] = []
+    /// What registered `Settings.bundle` panes say of each key (titles, groups, order).
+    var bundleTexts: [SettingsKey: SettingsBundleReader.BundleText] = [:]
     /// Override registrations, in order (a later one wins).
     var overrides: [Registration] = []
     /// The argument or environment variable that set each volatile key.

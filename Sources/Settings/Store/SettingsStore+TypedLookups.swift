@@ -189,7 +189,7 @@ nonisolated extension SettingsStore {
             if !key.formerly.isEmpty { registerRename(of: key.key, formerly: key.formerly) }
             let transformer = Self.transformer(for: Value.self)
             do {
-                set(try transformer.encode(newValue), for: key.key)
+                change(.user, key: key.key, to: try transformer.encode(newValue))  // a locked key: reported
             } catch {
                 report(SettingsDiagnostic(
                     .typeMismatch, key: key.key,

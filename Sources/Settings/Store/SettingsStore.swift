@@ -4,6 +4,7 @@ public import FoundationEssentials
 public import Foundation
 #endif
 public import SettingsPlist
+import SettingsFiles
 import Synchronization
 import Observation
 
@@ -52,6 +53,9 @@ public actor SettingsStore {
         /// removes each from the file only while the file still holds that value, so a value an
         /// older program wrote there after the move is never deleted (see ``SaveBatch``).
         var renameRemovals: [SettingsKey: PlistValue] = [:]
+        /// The administrator's files as last read (the ``SettingsLayer/system`` and
+        /// ``SettingsLayer/locked`` layers hold their merged values; this names the files).
+        var system = PlistSystemLayers()
 
         /// Records a changed user key; compacts the list when a long burst repeats keys.
         /// - Returns: whether the store just gained unsaved changes (it must be kept alive until
@@ -283,21 +287,34 @@ nonisolated extension SettingsStore {
     /// ```
     public subscript(key: SettingsKey) -> PlistValue? {
         get { value(for: key) }
-        set { set(newValue, for: key) }
+        set { change(.user, key: key, to: newValue) }
     }
 
     // MARK: Writing
 
     /// Writes `value` to the user layer (or removes the user's value when `nil`).
     ///
+    /// ```swift
+    /// do {
+    ///     try store.set("http://proxy:3128", for: "Network/proxy")
+    /// } catch where error.code == .locked {
+    ///     print(error)   // key 'Network/proxy' is locked by /etc/xdg/App/locked.plist; nothing was changed
+    /// }
+    /// ```
+    ///
     /// - Parameters:
     ///   - value: the new value, or `nil` to remove.
     ///   - key: the key path; intermediate dictionaries are created.
-    public func set(_ value: PlistValue?, for key: SettingsKey) {
-        change(.user, key: key, to: value)
+    /// - Throws: ``SettingsError`` with code ``SettingsError/Code/locked`` naming the
+    ///   `locked.plist` when an administrator locked the key (nothing changes). The subscript's
+    ///   setter, ``removeValue(for:)`` and `@Setting` setters report the same refusal to the
+    ///   diagnostics handler instead (``SettingsDiagnostic/Kind/writeRefused``).
+    public func set(_ value: PlistValue?, for key: SettingsKey) throws(SettingsError) {
+        if let refusal = change(.user, key: key, to: value, reportingRefusal: false) { throw SettingsError(refusal) }
     }
 
-    /// Removes the user's value for `key`, so the next layer down shows.
+    /// Removes the user's value for `key`, so the next layer down shows (refused, with a
+    /// diagnostic, for a locked key: see ``isWritable(_:)``).
     ///
     /// - Parameter key: the key path.
     public func removeValue(for key: SettingsKey) {
@@ -361,17 +378,27 @@ nonisolated extension SettingsStore {
 
     /// The one single-key write path: changes one key of one layer through
     /// ``commit(_:origin:loadingFile:_:)`` and delivers the change when the key's value changed.
-    func change(_ layer: SettingsLayer, key: SettingsKey, to value: PlistValue?) {
+    /// A user-layer write to a locked key changes nothing: the refusal is returned, and reported
+    /// as a ``SettingsDiagnostic/Kind/writeRefused`` diagnostic when `reportingRefusal`.
+    @discardableResult
+    func change(_ layer: SettingsLayer, key: SettingsKey, to value: PlistValue?, reportingRefusal: Bool = true) -> PlistLocks.Refusal? {
         if let refusal = key.refusal(toStore: value, sizeLimit: layer == .user ? persistence?.maximumFileSize : nil) {
             report(SettingsDiagnostic(.writeRefused, key: key, "\(refusal); nothing was changed"))
-            return
+            return nil
         }
+        var locked: PlistLocks.Refusal?
         deliver(commit(layer, origin: SettingsChange.Origin(layer)) { s, audience in
+            if layer == .user, let refusal = Self.lockRefusal(s, key: key) {  // hook (locks)
+                locked = refusal
+                return .unchanged
+            }
             let userBefore = audience.userLayer ? s[.user].value(at: key.components) : nil
             guard let effect = s.write(value, at: key, in: layer, comparing: audience.comparing || audience.userLayer) else { return .unchanged }
             if layer == .user { s.markDirtyKeepingAlive(key, store: self) }
             return .key(key, effect, userBefore: userBefore)
         })
+        if let locked, reportingRefusal { report(SettingsDiagnostic(.writeRefused, key: key, locked.description)) }
+        return locked
     }
 }
 
@@ -379,6 +406,8 @@ extension SettingsChange.Origin {
     /// What a single-key write to `layer` is announced as.
     init(_ layer: SettingsLayer) {
         switch layer {
+        case .locked: self = .locks
+        case .system: self = .systemDefaults
         case .volatile: self = .volatile
         case .overrides: self = .overrides
         case .user: self = .write

@@ -1,4 +1,5 @@
 public import SettingsPlist
+import SettingsFiles
 
 /// Several writes to a store's user layer made as one: see ``SettingsStore/transaction(_:)``.
 ///
@@ -54,7 +55,8 @@ extension SettingsStore {
     ///
     /// - Parameter body: makes the writes (reads through `settings` see them).
     /// - Throws: ``SettingsError`` with ``SettingsError/Code/unstorable`` naming the key when
-    ///   one write could never be stored (too deep, too large): then none is made.
+    ///   one write could never be stored (too deep, too large), or ``SettingsError/Code/locked``
+    ///   naming the file when an administrator locked one of the keys: then none is made.
     public nonisolated func transaction(_ body: (inout SettingsTransaction) -> Void) throws(SettingsError) {
         ensureLoaded()  // a file store's first load is a change of its own: not one to run `body` twice for
         while true {
@@ -71,12 +73,20 @@ extension SettingsStore {
             }
             let writes = transaction.writes
             var conflicted = false
+            var locked: PlistLocks.Refusal?
             deliver(commit(.user, origin: .write) { s, audience in
                 // The generation moves under this lock with every change: unchanged, so is
                 // everything `body` read.
                 guard values.generation == start else {
                     conflicted = true
                     return .unchanged
+                }
+                // A key the administrator locked refuses the whole transaction (hook: locks).
+                for (key, _) in writes {
+                    if let refusal = Self.lockRefusal(s, key: key) {
+                        locked = refusal
+                        return .unchanged
+                    }
                 }
                 var changed: [SettingsKey] = []
                 var userChanges: [SettingsKey] = []
@@ -95,6 +105,7 @@ extension SettingsStore {
                 var listed = Set<SettingsKey>()
                 return .keys(changed: changed.filter { listed.insert($0).inserted }, userChanges: userChanges)
             })
+            if let locked { throw SettingsError(locked) }
             if !conflicted { return }
         }
     }

@@ -79,6 +79,22 @@ public struct Setting<Value: Sendable>: Sendable {
         return box.store.provenance(of: key)
     }
 
+    /// Whether the setting may be changed: `false` when an administrator locked its key in a
+    /// `locked.plist` (``SettingsStore/isWritable(_:)``; grey out its control, as apps do with
+    /// `objectIsForced`). Setting a locked setting leaves its value and reports a
+    /// ``SettingsDiagnostic/Kind/writeRefused`` diagnostic. Observable like the value: a lock
+    /// that appears or goes is announced for the key (origin ``SettingsChange/Origin/locks``),
+    /// and a view reading `isWritable` under the Observation framework is updated.
+    ///
+    /// ```swift
+    /// toggle.isEnabled = settings.$autoUpdate.isWritable
+    /// ```
+    public var isWritable: Bool {
+        guard let key = box.key else { return true }
+        _ = box.read()  // the Observation framework hears of the key: a changed lock is announced for it
+        return box.store.isWritable(key)
+    }
+
     /// Removes the user's value, so the layers below (or the default in code) show again.
     public func reset() {
         guard let key = box.key else { return }
@@ -127,6 +143,8 @@ extension Setting {
     ///   - store: the store (default: ``SettingsStore/shared``).
     ///   - rules: rules applied on read and write.
     ///   - transformer: how to store the value, instead of the type's own or a registered one.
+    ///   - title: a short human title (a form's label), for schemas and generated editors.
+    ///   - help: a sentence or two saying what the setting does (the schema's `description`).
     ///   - fileID: where the setting is declared (filled in by the compiler), named in diagnostics.
     ///   - line: the line it is declared on (filled in by the compiler).
     ///
@@ -137,11 +155,11 @@ extension Setting {
     public init(
         _ key: SettingsKey? = nil, formerly: [SettingsKey] = [], default defaultValue: Value, store: SettingsStore = .shared,
         rules: SettingRules<Value> = .init(), transformer: SettingsTransformer<Value>? = nil,
-        fileID: String = #fileID, line: Int = #line
+        title: String? = nil, help: String? = nil, fileID: String = #fileID, line: Int = #line
     ) where Value: SettingsValue {
         self.init(key, default: defaultValue, store: store, rules: rules,
                   transformer: transformer ?? Value.settingsTransformer, explicit: transformer != nil,
-                  declaredAt: "\(fileID):\(line)", formerly: formerly)
+                  declaredAt: "\(fileID):\(line)", formerly: formerly, texts: SettingTexts(title: title, help: help))
     }
 
     /// A setting of any type, stored through the transformer you give (Alchemic's per-property
@@ -158,16 +176,18 @@ extension Setting {
     ///   - store: the store (default: ``SettingsStore/shared``).
     ///   - rules: rules applied on read and write.
     ///   - transformer: how to store the value.
+    ///   - title: a short human title (a form's label), for schemas and generated editors.
+    ///   - help: a sentence or two saying what the setting does (the schema's `description`).
     ///   - fileID: where the setting is declared (filled in by the compiler), named in diagnostics.
     ///   - line: the line it is declared on (filled in by the compiler).
     @inlinable
     public init(
         _ key: SettingsKey? = nil, formerly: [SettingsKey] = [], default defaultValue: Value, store: SettingsStore = .shared,
         rules: SettingRules<Value> = .init(), transformer: SettingsTransformer<Value>,
-        fileID: String = #fileID, line: Int = #line
+        title: String? = nil, help: String? = nil, fileID: String = #fileID, line: Int = #line
     ) {
         self.init(key, default: defaultValue, store: store, rules: rules, transformer: transformer, explicit: true,
-                  declaredAt: "\(fileID):\(line)", formerly: formerly)
+                  declaredAt: "\(fileID):\(line)", formerly: formerly, texts: SettingTexts(title: title, help: help))
     }
 
     /// An optional setting of any type, stored through the transformer you give.
@@ -179,27 +199,31 @@ extension Setting {
     ///   - rules: rules applied on read and write.
     ///   - transformer: how to store the value.
     ///   - warnsWhenDefaultIsMissing: whether missing-default checks warn about it.
+    ///   - title: a short human title (a form's label), for schemas and generated editors.
+    ///   - help: a sentence or two saying what the setting does (the schema's `description`).
     ///   - fileID: where the setting is declared (filled in by the compiler), named in diagnostics.
     ///   - line: the line it is declared on (filled in by the compiler).
     @inlinable
     public init<Wrapped: Sendable>(
         _ key: SettingsKey? = nil, formerly: [SettingsKey] = [], store: SettingsStore = .shared, rules: SettingRules<Wrapped> = .init(),
         transformer: SettingsTransformer<Wrapped>, warnsWhenDefaultIsMissing: Bool = true,
-        fileID: String = #fileID, line: Int = #line
+        title: String? = nil, help: String? = nil, fileID: String = #fileID, line: Int = #line
     ) where Value == Wrapped? {
         self.init(optional: key, store: store, rules: rules, transformer: transformer, explicit: true,
-                  warns: warnsWhenDefaultIsMissing, declaredAt: "\(fileID):\(line)", formerly: formerly)
+                  warns: warnsWhenDefaultIsMissing, declaredAt: "\(fileID):\(line)", formerly: formerly,
+                  texts: SettingTexts(title: title, help: help))
     }
 
     /// The designated path every non-optional form goes through.
     @inlinable
     init(
         _ key: SettingsKey?, default defaultValue: Value, store: SettingsStore, rules: SettingRules<Value>,
-        transformer: SettingsTransformer<Value>, explicit: Bool, declaredAt: String, formerly: [SettingsKey] = []
+        transformer: SettingsTransformer<Value>, explicit: Bool, declaredAt: String, formerly: [SettingsKey] = [],
+        texts: SettingTexts = SettingTexts()
     ) {
         self.init(box: SettingBox<Value>(
             key: key, store: store, transformer: transformer, explicit: explicit, rules: rules,
-            hasDefaultInCode: true, warnsWhenDefaultIsMissing: false, declaredAt: declaredAt, formerly: formerly,
+            hasDefaultInCode: true, warnsWhenDefaultIsMissing: false, declaredAt: declaredAt, formerly: formerly, texts: texts,
             wrap: { $0 ?? defaultValue }, unwrap: { $0 }))
     }
 
@@ -218,27 +242,31 @@ extension Setting {
     ///   - transformer: how to store the value.
     ///   - warnsWhenDefaultIsMissing: whether `registerDefaults(..., checking:)` warns when no
     ///     default is registered for this setting (MFDynamic's per-property opt-out).
+    ///   - title: a short human title (a form's label), for schemas and generated editors.
+    ///   - help: a sentence or two saying what the setting does (the schema's `description`).
     ///   - fileID: where the setting is declared (filled in by the compiler), named in diagnostics.
     ///   - line: the line it is declared on (filled in by the compiler).
     @inlinable
     public init<Wrapped: SettingsValue>(
         _ key: SettingsKey? = nil, formerly: [SettingsKey] = [], store: SettingsStore = .shared, rules: SettingRules<Wrapped> = .init(),
         transformer: SettingsTransformer<Wrapped>? = nil, warnsWhenDefaultIsMissing: Bool = true,
-        fileID: String = #fileID, line: Int = #line
+        title: String? = nil, help: String? = nil, fileID: String = #fileID, line: Int = #line
     ) where Value == Wrapped? {
         self.init(optional: key, store: store, rules: rules, transformer: transformer ?? Wrapped.settingsTransformer,
-                  explicit: transformer != nil, warns: warnsWhenDefaultIsMissing, declaredAt: "\(fileID):\(line)", formerly: formerly)
+                  explicit: transformer != nil, warns: warnsWhenDefaultIsMissing, declaredAt: "\(fileID):\(line)", formerly: formerly,
+                  texts: SettingTexts(title: title, help: help))
     }
 
     /// The designated path every optional form goes through.
     @inlinable
     init<Wrapped: Sendable>(
         optional key: SettingsKey?, store: SettingsStore, rules: SettingRules<Wrapped>,
-        transformer: SettingsTransformer<Wrapped>, explicit: Bool, warns: Bool, declaredAt: String, formerly: [SettingsKey] = []
+        transformer: SettingsTransformer<Wrapped>, explicit: Bool, warns: Bool, declaredAt: String, formerly: [SettingsKey] = [],
+        texts: SettingTexts = SettingTexts()
     ) where Value == Wrapped? {
         self.init(box: SettingBox<Value>(
             key: key, store: store, transformer: transformer, explicit: explicit, rules: rules,
-            hasDefaultInCode: false, warnsWhenDefaultIsMissing: warns, declaredAt: declaredAt, formerly: formerly,
+            hasDefaultInCode: false, warnsWhenDefaultIsMissing: warns, declaredAt: declaredAt, formerly: formerly, texts: texts,
             wrap: { $0 }, unwrap: { $0 }))
     }
 }
@@ -275,14 +303,17 @@ public struct ReadOnlySetting<Value: Sendable>: Sendable {
     ///   - store: the store (default: ``SettingsStore/shared``).
     ///   - rules: rules applied on read.
     ///   - transformer: how the value is stored.
+    ///   - title: a short human title (a form's label), for schemas and generated editors.
+    ///   - help: a sentence or two saying what the setting does (the schema's `description`).
     ///   - fileID: where the setting is declared (filled in by the compiler), named in diagnostics.
     ///   - line: the line it is declared on (filled in by the compiler).
     public init(
         _ key: SettingsKey? = nil, default defaultValue: Value, store: SettingsStore = .shared,
         rules: SettingRules<Value> = .init(), transformer: SettingsTransformer<Value>? = nil,
-        fileID: String = #fileID, line: Int = #line
+        title: String? = nil, help: String? = nil, fileID: String = #fileID, line: Int = #line
     ) where Value: SettingsValue {
-        setting = Setting(key, default: defaultValue, store: store, rules: rules, transformer: transformer, fileID: fileID, line: line)
+        setting = Setting(key, default: defaultValue, store: store, rules: rules, transformer: transformer,
+                          title: title, help: help, fileID: fileID, line: line)
     }
 
     /// A key-less read-only optional setting: `@ReadOnlySetting var apiToken: String?` (key
@@ -297,13 +328,16 @@ public struct ReadOnlySetting<Value: Sendable>: Sendable {
     ///   - key: the key path, or `nil` to derive it from the property name once bound.
     ///   - store: the store (default: ``SettingsStore/shared``).
     ///   - warnsWhenDefaultIsMissing: whether missing-default checks warn about it.
+    ///   - title: a short human title (a form's label), for schemas and generated editors.
+    ///   - help: a sentence or two saying what the setting does (the schema's `description`).
     ///   - fileID: where the setting is declared (filled in by the compiler), named in diagnostics.
     ///   - line: the line it is declared on (filled in by the compiler).
     public init<Wrapped: SettingsValue>(
         _ key: SettingsKey? = nil, store: SettingsStore = .shared, warnsWhenDefaultIsMissing: Bool = true,
-        fileID: String = #fileID, line: Int = #line
+        title: String? = nil, help: String? = nil, fileID: String = #fileID, line: Int = #line
     ) where Value == Wrapped? {
-        setting = Setting(key, store: store, warnsWhenDefaultIsMissing: warnsWhenDefaultIsMissing, fileID: fileID, line: line)
+        setting = Setting(key, store: store, warnsWhenDefaultIsMissing: warnsWhenDefaultIsMissing,
+                          title: title, help: help, fileID: fileID, line: line)
     }
 }
 

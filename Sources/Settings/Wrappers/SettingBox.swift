@@ -110,13 +110,15 @@ final class SettingBox<Value: Sendable>: AnySettingBox {
     @usableFromInline let formerly: [SettingsKey]
     /// The names of the setting's rules, for ``Setting/explanation``.
     @usableFromInline let ruleNames: [String]
+    /// The human title and help text (`title:`, `help:`), for schemas and editors.
+    @usableFromInline let texts: SettingTexts
 
     /// Creates a box with its conversion.
     @inlinable
     init(
         key: SettingsKey?, store: SettingsStore, conversion: Conversion, hasDefaultInCode: Bool,
         warnsWhenDefaultIsMissing: Bool, takesDerivedKey: Bool = true, declaredAt: String, formerly: [SettingsKey] = [],
-        ruleNames: [String] = []
+        ruleNames: [String] = [], texts: SettingTexts = SettingTexts()
     ) {
         self.state = Mutex(State(key: key, store: store))
         self.conversion = conversion
@@ -126,6 +128,7 @@ final class SettingBox<Value: Sendable>: AnySettingBox {
         self.declaredAt = declaredAt
         self.formerly = formerly
         self.ruleNames = ruleNames
+        self.texts = texts
         if let key, !formerly.isEmpty { store.registerRename(of: key, formerly: formerly) }
     }
 
@@ -141,7 +144,7 @@ final class SettingBox<Value: Sendable>: AnySettingBox {
     convenience init<Stored: Sendable>(
         key: SettingsKey?, store: SettingsStore, transformer: SettingsTransformer<Stored>, explicit: Bool,
         rules: SettingRules<Stored>, hasDefaultInCode: Bool, warnsWhenDefaultIsMissing: Bool, declaredAt: String,
-        formerly: [SettingsKey] = [],
+        formerly: [SettingsKey] = [], texts: SettingTexts = SettingTexts(),
         wrap: @escaping @Sendable (Stored?) -> Value, unwrap: @escaping @Sendable (Value) -> Stored?
     ) {
         // The registry is consulted once per registry version, not once per read or write.
@@ -201,7 +204,7 @@ final class SettingBox<Value: Sendable>: AnySettingBox {
         )
         self.init(key: key, store: store, conversion: conversion, hasDefaultInCode: hasDefaultInCode,
                   warnsWhenDefaultIsMissing: warnsWhenDefaultIsMissing, declaredAt: declaredAt, formerly: formerly,
-                  ruleNames: rules.rules.map(\.name))
+                  ruleNames: rules.rules.map(\.name), texts: texts)
     }
 
     var key: SettingsKey? { state.locked { $0.key } }
@@ -211,6 +214,8 @@ final class SettingBox<Value: Sendable>: AnySettingBox {
     var facts: SettingFacts {
         var facts = conversion.facts()
         if facts.typeName.isEmpty { facts.typeName = typeName }
+        facts.title = texts.title
+        facts.help = texts.help
         return facts
     }
 
@@ -292,7 +297,7 @@ final class SettingBox<Value: Sendable>: AnySettingBox {
         let (boundKey, store) = state.locked { ($0.key, $0.store) }
         let key = requireKey(boundKey)
         guard let plist = conversion.write(value, Context(key: key, layer: .user, store: store, isCurrent: true)) else { return }
-        store.set(plist, for: key)
+        guard store.writeUserValue(plist, for: key) else { return }  // locked: reported, nothing written
         if conversion.reusesUnchangedStoredValue, plist != nil {
             // The next read finds what was just written and skips converting it back.
             let stored = store.value(for: key)
@@ -302,6 +307,19 @@ final class SettingBox<Value: Sendable>: AnySettingBox {
                 s.cachedStored = stored
             }
         }
+    }
+}
+
+/// A setting's human text: a short title (a form's label, KConfigXT's `label`, GSettings'
+/// `summary`) and help (`whatsThis`, `description`), as `title:` and `help:` give them.
+@usableFromInline
+struct SettingTexts: Sendable {
+    @usableFromInline var title: String?
+    @usableFromInline var help: String?
+
+    @inlinable init(title: String? = nil, help: String? = nil) {
+        self.title = title
+        self.help = help
     }
 }
 

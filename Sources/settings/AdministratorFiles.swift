@@ -1,0 +1,56 @@
+import SettingsPlist
+import SettingsFiles
+
+// The administrator's files of an application domain (`<dir>/<app>/settings.plist` and
+// `<dir>/<app>/locked.plist` in each `$XDG_CONFIG_DIRS` directory), as the program reads them.
+extension Domain {
+    /// The application whose administrator's files apply, or `nil` for a domain named by a file
+    /// that is not an application's settings file.
+    var application: String? {
+        isApplication ? PlistFile.name(of: PlistFile.directory(of: path)) : nil
+    }
+
+    /// The administrator's files of the domain, read as the library reads them; each file that
+    /// does not count is named on standard error with the reason.
+    func administratorFiles() -> PlistSystemLayers {
+        guard let application else { return PlistSystemLayers() }
+        let system = PlistSystemLayers.load(application: application, from: .environment)
+        for problem in system.problems { Console.error("warning: \(problem)") }
+        return system
+    }
+
+    /// Refuses a change of the domain's file that would change a locked key
+    /// (``PlistLocks/refusal(changing:to:by:)``): the file is left untouched.
+    func refuseLockedChange(from original: PlistDictionary, to result: PlistDictionary) throws(CLIError) {
+        if let refusal = PlistLocks.refusal(changing: original, to: result, by: administratorFiles()) {
+            throw .failure("\(path): \(refusal)")
+        }
+    }
+}
+
+/// `settings writable DOMAIN KEY`: whether the program may change KEY (`gsettings writable`).
+enum WritableCommand: Command {
+    static let name = "writable"
+    static let summary = "print whether a key may be changed (false when an administrator locked it)"
+    static let usage = """
+        usage: settings writable DOMAIN KEY
+
+        Prints true when KEY may be changed, false when an administrator locked it in a
+        locked.plist of a system directory ($XDG_CONFIG_DIRS, /etc/xdg when unset; /etc/xdg is
+        read for locks whatever the variable says); the locking file is named on standard error.
+        A namespace is not writable when a key inside it is locked. Exits 0 either way.
+        """
+
+    static func run(_ arguments: [String]) throws(CLIError) {
+        let positional = try plainArguments(arguments, command: name)
+        guard positional.count == 2 else { throw .usage("writable: expected DOMAIN KEY") }
+        let domain = try Domain(positional[0])
+        let key = try KeyPath(positional[1])
+        if let file = domain.administratorFiles().lockingFile(of: key.components) {
+            Console.error("'\(key.path)' is locked by \(file)")
+            Console.print("false")
+        } else {
+            Console.print("true")
+        }
+    }
+}
