@@ -106,6 +106,12 @@ struct AdministratorFilesTests {
         let explanation = store.explain("Network/proxy").description
         #expect(explanation.hasPrefix("Network/proxy = http://proxy:3128 (from locked: \(locks))"), "\(explanation)")
         #expect(explanation.contains("(locked by \(locks))"))
+        // Removing every user value keeps the user's value of a locked key too.
+        store.removeAllUserValues()
+        #expect(store.value(for: "Network/timeout", in: .user) == nil)
+        #expect(store.value(for: "Network/proxy", in: .user) == "mine")
+        try await store.flush()
+        #expect(try PlistValue(contentsOf: layout.userURL)["Network"] == ["proxy": "mine"])
     }
 
     @Test func aSettingsSetterOnALockedKeyLeavesTheValueAndReportsWriteRefused() throws {

@@ -321,11 +321,19 @@ nonisolated extension SettingsStore {
         change(.user, key: key, to: nil)
     }
 
-    /// Removes every value of the user layer (Palau's `clear()` for the whole store).
+    /// Removes every value of the user layer (Palau's `clear()` for the whole store), but the
+    /// user's values of keys an administrator locked: those are ignored while the lock holds,
+    /// never deleted, and come back when it goes.
     public func removeAllUserValues() {
         replace(.user, origin: .write) { s in
+            var kept = PlistDictionary()
+            if !s[.locked].isEmpty {
+                for key in s[.locked].changedLeafPaths(from: PlistDictionary()) {
+                    if let value = s[.user].value(at: key.components) { kept.setValue(value, at: key.components[...]) }
+                }
+            }
             for key in s[.user].keys { s.markDirtyKeepingAlive(SettingsKey(components: [key]), store: self) }
-            s.modify(.user) { $0 = PlistDictionary() }
+            s.modify(.user) { $0 = kept }
         }
     }
 
