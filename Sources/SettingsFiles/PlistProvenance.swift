@@ -219,6 +219,10 @@ public struct PlistProvenanceLog: Hashable, Sendable {
     /// The paths whose entries changed since the last ``takeDelta()`` (`nil`: changed from
     /// outside, as a whole).
     private var delta: Set<[String]>? = []
+    /// The entries a replayed generation replaced, newest last: a generation kept for a save
+    /// that a kill then stopped describes values the file never got, and the entry it replaced
+    /// still describes the value left (``provenance(of:in:fileDate:)``, ``reconcile(with:)``).
+    private var shadows: [[String]: [PlistProvenance]] = [:]
 
     /// The entries.
     private var storage: [[String]: PlistProvenance]
@@ -279,12 +283,32 @@ public struct PlistProvenanceLog: Hashable, Sendable {
         for (path, value) in entries {
             let components = EscapedPath.split(path, separator: "/")
             guard !components.isEmpty, components.count <= PlistNesting.maximumDepth else { continue }
+            let replaced = storage[components]
             if value == .bool(false) {
                 set(nil, at: components)
             } else if let entry = Self.entry(value) {
                 set(entry, at: components)
+            } else {
+                continue
+            }
+            if let replaced { shadows[components, default: []].append(replaced) }
+        }
+    }
+
+    /// Puts back, for each leaf of `contents` whose entry a replayed generation replaced with one
+    /// that does not describe its value, the replaced entry that does (the generation's save
+    /// never happened), then forgets the replaced entries: a writer calls it with the file as it
+    /// is before recording a change of it.
+    package mutating func reconcile(with contents: PlistDictionary) {
+        guard !shadows.isEmpty else { return }
+        for (path, replaced) in shadows {
+            guard let value = contents.value(at: path) else { continue }
+            let digest = PlistProvenance.digest(of: value)
+            if storage[path]?.digest != digest, let previous = replaced.last(where: { $0.digest == digest }) {
+                set(previous, at: path)
             }
         }
+        shadows = [:]
     }
 
     /// Folds the provenance the generations of `target` carry into the log's file, before the
@@ -621,6 +645,7 @@ public struct PlistProvenanceLog: Hashable, Sendable {
         Self.forEachLeaf(of: value, at: key) { path, leaf in
             let digest = PlistProvenance.digest(of: leaf)
             let found = entries[path].flatMap { $0.digest == digest ? $0 : nil }
+                ?? shadows[path]?.last(where: { $0.digest == digest })
                 ?? PlistProvenance(origin: entries[path] == nil && !isComplete ? .unknown : .changedOnDisk, date: fileDate, digest: digest)
             if newest == nil || found.date > newest!.date { newest = found }
         }

@@ -146,6 +146,7 @@ package struct PlistRecorder: Sendable {
         }
         var mustWriteLog = false
         if let before {
+            log.reconcile(with: before)  // a killed save's generation never describes the values left
             let now = Date()
             if !verified {
                 verified = true

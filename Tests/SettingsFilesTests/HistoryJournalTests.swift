@@ -198,11 +198,11 @@ struct HistoryJournalAttackTests {
     }
 
     /// A writer killed after its generation was created and before the file was replaced (the
-    /// window holds the settings file's flush): the generation's entries replace the entries of
-    /// the values still in the file, so a key another writer set is explained as "changed on
-    /// disk", and the next writer records it so for good.
-    @Test(.disabled("finding: a killed save's generation entries overwrite the true entries of the values left"))
-    func aKilledSavesEntriesDoNotHideWhoSetTheValuesLeft() throws {
+    /// window holds the settings file's flush): the generation's entries replaced the entries of
+    /// the values still in the file, so a key another writer set was explained as "changed on
+    /// disk" (found by the attack on issue 29), and the next writer recorded it so for good. The
+    /// replaced entries now still explain the values left, and the next writer puts them back.
+    @Test func aKilledSavesEntriesDoNotHideWhoSetTheValuesLeft() throws {
         let dir = try TemporaryDirectory()
         let path = dir.path("settings.plist")
         var recorder: PlistRecorder? = PlistRecorder(limits: .init())
@@ -216,5 +216,12 @@ struct HistoryJournalAttackTests {
                                   for: path, limits: .init(), provenance: delta.takeDelta(), known: &known)
         let line = try PlistProvenanceLog.describe(key: ["a"], inFileAt: path)
         #expect(line?.hasPrefix("set with the settings tool") == true, "\(line ?? "nil")")
+        // The next writer (another process) changes another key: no "changed on disk" for `a`.
+        var next: PlistRecorder? = PlistRecorder(limits: .init())
+        try change(path, "b", 1, recorder: &next, by: PlistProvenance.thisProcess(.write))
+        #expect(try PlistHistory.list(for: path).last.map { $0.writer.origin } == .write)
+        #expect(!(try PlistHistory.list(for: path)).contains { $0.writer.origin == .changedOnDisk })
+        let after = try PlistProvenanceLog.describe(key: ["a"], inFileAt: path)
+        #expect(after?.hasPrefix("set with the settings tool") == true, "\(after ?? "nil")")
     }
 }
