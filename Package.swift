@@ -69,7 +69,7 @@ let package = Package(
         ),
         .testTarget(name: "SettingsFilesTests", dependencies: ["SettingsFiles", "SettingsPlist", "SettingsTestSupport"], swiftSettings: upcoming),
         .testTarget(name: "SettingsTests", dependencies: ["Settings", "SettingsFiles", "SettingsTesting", "SettingsTestSupport"], swiftSettings: upcoming),
-        .testTarget(name: "SettingsCLITests", dependencies: ["SettingsPlist", "SettingsFiles", "SettingsTestSupport"], swiftSettings: upcoming),
+        .testTarget(name: "SettingsCLITests", dependencies: ["settings", "SettingsPlist", "SettingsFiles", "SettingsTestSupport"], swiftSettings: upcoming),
         // The guides' ```swift blocks, extracted by Tools/extract-doc-blocks.py: a wrong sample fails the build.
         .testTarget(name: "DocBlocksTests", dependencies: ["Settings", "SettingsPlist", "SettingsFiles", "SettingsTesting", "SettingsTestSupport"], swiftSettings: upcoming),
     ],

@@ -24,13 +24,13 @@ public struct PlistGeneration: Hashable, Sendable {
     /// Its number: 1 for the first kept, one more for each one after.
     public var number: Int
     /// Who saved it and when (its digest is unused).
-    public var writer: PlistProvenance
+    public var writer: SettingsProvenance
     /// The key paths that save changed.
     public var changed: [[String]]
     /// The file's bytes as saved.
     public var bytes: Data
 
-    package init(number: Int, writer: PlistProvenance, changed: [[String]], bytes: Data) {
+    package init(number: Int, writer: SettingsProvenance, changed: [[String]], bytes: Data) {
         self.number = number
         self.writer = writer
         self.changed = changed
@@ -104,7 +104,7 @@ public enum PlistHistory {
     /// - Throws: ``PlistFile/Failure`` when it cannot be written (the settings file must then not
     ///   be replaced either, or the history would miss a version).
     @discardableResult
-    public static func keep(_ bytes: Data, changed: [[String]], by writer: PlistProvenance, for target: String,
+    public static func keep(_ bytes: Data, changed: [[String]], by writer: SettingsProvenance, for target: String,
                             limits: Limits = Limits()) throws(PlistFile.Failure) -> Int? {
         var known = Known()
         return try keep(bytes, changed: changed, by: writer, for: target, limits: limits, known: &known)
@@ -137,7 +137,7 @@ public enum PlistHistory {
     /// directory is listed (once) only when `known` cannot be trusted, and pruning uses the sizes
     /// already known. The generations kept and removed are the same as without it.
     @discardableResult
-    package static func keep(_ bytes: Data, changed: [[String]], by writer: PlistProvenance, for target: String,
+    package static func keep(_ bytes: Data, changed: [[String]], by writer: SettingsProvenance, for target: String,
                              limits: Limits, provenance: PlistDictionary? = nil, known: inout Known) throws(PlistFile.Failure) -> Int? {
         guard limits.count > 0 else {
             // A limit of 0 keeps nothing, including what was kept while the limit was higher.
@@ -165,7 +165,7 @@ public enum PlistHistory {
         if let process = writer.process { entry["process"] = .string(process) }
         if let pid = writer.pid { entry["pid"] = .integer(PlistInteger(Int64(pid))) }
         if let device = writer.device { entry["device"] = .string(device) }
-        // The provenance log's entries this change set (``PlistProvenanceLog/takeDelta()``): the
+        // The provenance log's entries this change set (``SettingsProvenanceLog/takeDelta()``): the
         // log is rewritten whole only now and then, and read back as that file plus these.
         if let provenance, !provenance.isEmpty { entry["provenance"] = .dictionary(provenance) }
         let encoded: [UInt8]
@@ -220,7 +220,7 @@ public enum PlistHistory {
     public static func removeAll(for target: String) {
         guard let directory = (try? existingDirectory(for: target)) ?? nil else { return }
         // The provenance the generations carry is folded into the log first.
-        PlistProvenanceLog.fold(for: target)
+        SettingsProvenanceLog.fold(for: target)
         let (numbers, temporary) = listing(directory)
         for name in temporary { unlink(directory + "/" + name) }
         for n in numbers { unlink(directory + "/\(n).plist") }
@@ -313,9 +313,9 @@ public enum PlistHistory {
     /// A generation from its file's values, or `nil` when they are not a generation's.
     private static func generation(_ number: Int, from e: PlistDictionary, bytes: Data) -> PlistGeneration? {
         guard e["contents"]?.dataValue != nil,
-              let origin = e["origin"]?.stringValue.flatMap(PlistProvenance.Origin.init(rawValue:)),
+              let origin = e["origin"]?.stringValue.flatMap(SettingsProvenance.Origin.init(rawValue:)),
               let date = e["date"]?.dateValue else { return nil }
-        let writer = PlistProvenance(origin: origin, process: e["process"]?.stringValue, pid: e["pid"]?.intValue,
+        let writer = SettingsProvenance(origin: origin, process: e["process"]?.stringValue, pid: e["pid"]?.intValue,
                                      date: date, device: e["device"]?.stringValue)
         let changed = (e["changed"]?.arrayValue ?? []).compactMap { $0.stringValue.map { EscapedPath.split($0, separator: "/") } }
         return PlistGeneration(number: number, writer: writer, changed: changed, bytes: bytes)

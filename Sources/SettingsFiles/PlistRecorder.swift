@@ -13,7 +13,7 @@ import Darwin
 #endif
 
 /// The record step of a ``SettingsFileTransaction``: the file's history (``PlistHistory``) and
-/// provenance (``PlistProvenanceLog``), kept the same way by every writer.
+/// provenance (``SettingsProvenanceLog``), kept the same way by every writer.
 ///
 /// A writer that changes a file again and again (a store) keeps one recorder, so a save neither
 /// reads the log nor lists the generations while nobody else changed them; a writer that makes
@@ -27,7 +27,7 @@ package struct PlistRecorder: Sendable {
     package var refusesUnkeptDiscard: Bool
 
     /// The provenance log as last read or written, and the identity of its file then.
-    package private(set) var log: PlistProvenanceLog?
+    package private(set) var log: SettingsProvenanceLog?
     private var logIdentity: PlistFile.Identity?
     /// The generations directory as this writer last listed or changed it.
     private var generations = PlistHistory.Known()
@@ -64,29 +64,29 @@ package struct PlistRecorder: Sendable {
 
     /// The log beside `target`, read again only when its file changed since this writer last
     /// read or wrote it.
-    package mutating func currentLog(for target: String) -> PlistProvenanceLog {
+    package mutating func currentLog(for target: String) -> SettingsProvenanceLog {
         currentLog(for: target, changing: false)
     }
 
     /// ``currentLog(for:)``; `changing`: for a change under way (under the file's lock), whose
     /// generation is then kept without looking at the directory again.
-    private mutating func currentLog(for target: String, changing: Bool) -> PlistProvenanceLog {
+    private mutating func currentLog(for target: String, changing: Bool) -> SettingsProvenanceLog {
         defer { if !changing { generations.checkedCurrent = false } }
         guard limits.count > 0 else {
             // No history, no provenance: what was kept goes once, and nothing is known.
             if !removedForNoHistory {
                 removedForNoHistory = true
                 PlistHistory.removeAll(for: target)
-                if (try? PlistFile.existingCompanionDirectory(for: target)) != nil { unlink(PlistProvenanceLog.path(for: target)) }
+                if (try? PlistFile.existingCompanionDirectory(for: target)) != nil { unlink(SettingsProvenanceLog.path(for: target)) }
             }
-            return PlistProvenanceLog.unknown
+            return SettingsProvenanceLog.unknown
         }
-        let path = PlistProvenanceLog.path(for: target)
+        let path = SettingsProvenanceLog.path(for: target)
         let identity = try? PlistFile.identity(of: path)
         // Another writer's change shows as a new log file or as a generation this writer did
         // not keep (its entries travel in the generation until the log is next written).
         if let log, identity == logIdentity, generations.checkCurrent(for: target) { return log }
-        let read = (try? PlistProvenanceLog.load(for: target, keepingEncoding: true, updating: log)) ?? PlistProvenanceLog()
+        let read = (try? SettingsProvenanceLog.load(for: target, keepingEncoding: true, updating: log)) ?? SettingsProvenanceLog()
         log = read
         logIdentity = identity
         return read
@@ -102,10 +102,10 @@ package struct PlistRecorder: Sendable {
     /// unless their writer recorded them).
     ///
     /// - Returns: the log with them, for a store to publish.
-    package mutating func noteReload(old: PlistDictionary, new: PlistDictionary, target: String) -> PlistProvenanceLog {
+    package mutating func noteReload(old: PlistDictionary, new: PlistDictionary, target: String) -> SettingsProvenanceLog {
         var log = currentLog(for: target)
         let now = Date()
-        for key in PlistProvenanceLog.changedLeaves(from: old, to: new) where seen[key] == nil { seen[key] = now }
+        for key in SettingsProvenanceLog.changedLeaves(from: old, to: new) where seen[key] == nil { seen[key] = now }
         for (path, date) in seen { log.noteUnrecorded([path], in: new, seenAt: date) }
         return log
     }
@@ -153,7 +153,7 @@ package struct PlistRecorder: Sendable {
                 for path in log.unrecordedLeaves(in: before) where seen[path] == nil { seen[path] = firstSeen }
             }
             if let previous {
-                for key in PlistProvenanceLog.changedLeaves(from: previous, to: before) where seen[key] == nil { seen[key] = now }
+                for key in SettingsProvenanceLog.changedLeaves(from: previous, to: before) where seen[key] == nil { seen[key] = now }
             }
             var unrecorded = false
             for (path, date) in seen {
@@ -171,7 +171,7 @@ package struct PlistRecorder: Sendable {
                     } catch {
                         throw PlistFile.Failure("cannot encode the file as it was: \(PlistError.reason(error))")
                     }
-                    let number = try PlistHistory.keep(old, changed: paths, by: PlistProvenance(origin: .changedOnDisk, date: now),
+                    let number = try PlistHistory.keep(old, changed: paths, by: SettingsProvenance(origin: .changedOnDisk, date: now),
                                                        for: target, limits: limits, provenance: delta, known: &generations)
                     if let number { log.through = number }
                 }
@@ -181,7 +181,7 @@ package struct PlistRecorder: Sendable {
                         // The file holds values no generation does: refuse to discard them.
                         let discarded = edit.changed.filter { key in
                             seen.keys.contains { $0.starts(with: key) || key.starts(with: $0) }
-                                && PlistProvenanceLog.value(at: key, in: before) != nil
+                                && SettingsProvenanceLog.value(at: key, in: before) != nil
                         }
                         if let first = discarded.first {
                             let more = discarded.count > 1 ? " (and \(discarded.count - 1) more)" : ""
@@ -195,7 +195,7 @@ package struct PlistRecorder: Sendable {
         // The generation names one writer: the one noted for every changed key when they all
         // share it (a sync, a migration, a restore), else the edit's writer.
         let origins = edit.changed.map { edit.writers[$0] }
-        let writer: PlistProvenance
+        let writer: SettingsProvenance
         if let first = origins.first ?? nil, origins.allSatisfy({ $0?.origin == first.origin && $0?.device == first.device }) {
             writer = first
         } else {
@@ -233,7 +233,7 @@ package struct PlistRecorder: Sendable {
             _ = attempt { () throws(PlistFile.Failure) in
                 written = try log.save(for: target, keepingEncoding: true)  // encodes only the entries changed since the last save or load
             }
-            logIdentity = written ?? (try? PlistFile.identity(of: PlistProvenanceLog.path(for: target)))
+            logIdentity = written ?? (try? PlistFile.identity(of: SettingsProvenanceLog.path(for: target)))
         }
         self.log = log
         return recorded

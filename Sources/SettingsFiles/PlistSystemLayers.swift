@@ -79,7 +79,7 @@ public struct PlistSystemLayers: Hashable, Sendable {
         lockFiles.first { PlistLocks.locks(key, in: $0.values) }?.path
     }
 
-    /// The explanation's rows for `key` (see ``PlistLayerReport``): with `locks`, one per locks
+    /// The explanation's rows for `key` (see ``SettingsExplanation``): with `locks`, one per locks
     /// file that has the key, layer `locked`, noted "locked by FILE" (none when no file does:
     /// a lock is shown only where there is one); otherwise one per system defaults file, layer
     /// `system` (a single "none installed" row when there are none).
@@ -87,16 +87,16 @@ public struct PlistSystemLayers: Hashable, Sendable {
     /// - Parameters:
     ///   - key: the key path's components.
     ///   - locks: whether to list the locks files (else the defaults files).
-    public func rows(for key: [String], locks: Bool) -> [PlistLayerReport.Row] {
+    public func rows(for key: [String], locks: Bool) -> [SettingsExplanation.Row] {
         if locks {
             return lockFiles.compactMap { file in
                 guard let value = file.values.value(atComponents: key) else { return nil }
-                return PlistLayerReport.Row(layer: "locked", source: file.path, value: value, notes: ["locked by \(file.path)"])
+                return SettingsExplanation.Row(layer: "locked", source: file.path, value: value, notes: ["locked by \(file.path)"])
             }
         }
         guard !defaultsFiles.isEmpty else { return [] }
         return defaultsFiles.map { file in
-            PlistLayerReport.Row(layer: "system", source: file.path, value: file.values.value(atComponents: key))
+            SettingsExplanation.Row(layer: "system", source: file.path, value: file.values.value(atComponents: key))
         }
     }
 

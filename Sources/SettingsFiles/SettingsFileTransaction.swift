@@ -116,11 +116,11 @@ package enum SettingsFileTransaction {
         /// The key paths changed (recorded in history and provenance).
         package var changed: [[String]]
         /// Who changed them: per key path where not `writer`.
-        package var writers: [[String]: PlistProvenance]
-        package var writer: PlistProvenance
+        package var writers: [[String]: SettingsProvenance]
+        package var writer: SettingsProvenance
 
-        package init(contents: PlistDictionary, changed: [[String]], writer: PlistProvenance,
-                     writers: [[String]: PlistProvenance] = [:]) {
+        package init(contents: PlistDictionary, changed: [[String]], writer: SettingsProvenance,
+                     writers: [[String]: SettingsProvenance] = [:]) {
             self.contents = contents
             self.changed = changed
             self.writer = writer
@@ -231,7 +231,7 @@ package enum SettingsFileTransaction {
         if options.removesLeftovers {
             PlistFile.removeLeftoverTemporaryFiles(beside: target)
             if (try? PlistFile.existingCompanionDirectory(for: target)) != nil {
-                PlistFile.removeLeftoverTemporaryFiles(beside: PlistProvenanceLog.path(for: target))
+                PlistFile.removeLeftoverTemporaryFiles(beside: SettingsProvenanceLog.path(for: target))
             }
         }
         var current = try reread(file, known: known, options: options)

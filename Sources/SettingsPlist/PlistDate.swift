@@ -6,7 +6,7 @@ package enum PlistDate {
 
     /// Days since 1970-01-01 for a civil date (Howard Hinnant's algorithm). Months outside
     /// 1...12 and days outside the month roll over instead of failing, as CoreFoundation's do.
-    static func days(year: Int64, month: Int64, day: Int64) -> Int64 {
+    package static func days(year: Int64, month: Int64, day: Int64) -> Int64 {
         // Normalise the month into 1...12 first so the algorithm's month arithmetic holds.
         var y = year + (month - 1).floorDiv(12)
         let m = (month - 1).floorMod(12) + 1
@@ -33,7 +33,7 @@ package enum PlistDate {
     }
 
     /// Whole seconds since the reference date for a civil date and time, or `nil` on overflow.
-    static func seconds(year: Int64, month: Int64, day: Int64, hour: Int64, minute: Int64, second: Int64) -> Int64? {
+    package static func seconds(year: Int64, month: Int64, day: Int64, hour: Int64, minute: Int64, second: Int64) -> Int64? {
         // Keep every intermediate product far from Int64's limits.
         guard abs(year) < 100_000_000, abs(month) < 1_000_000, abs(day) < 1_000_000_000,
               abs(hour) < 1_000_000_000, abs(minute) < 1_000_000_000, abs(second) < 1_000_000_000

@@ -110,7 +110,7 @@ enum PlistLiteralReader {
 
 /// The parser's state. Open containers are frames; their finished children wait on the shared
 /// `values` and `keys` stacks until the container closes, so each value is moved once.
-struct LiteralParser {
+package struct LiteralParser {
     enum Kind {
         case array
         case dictionary
@@ -581,7 +581,7 @@ struct LiteralParser {
 
     static func isQuote(_ c: UInt8) -> Bool { c == UInt8(ascii: "\"") || c == UInt8(ascii: "'") }
 
-    static func hexValue(_ c: UInt8) -> UInt8? {
+    package static func hexValue(_ c: UInt8) -> UInt8? {
         switch c {
         case UInt8(ascii: "0")...UInt8(ascii: "9"): c - UInt8(ascii: "0")
         case UInt8(ascii: "a")...UInt8(ascii: "f"): c - UInt8(ascii: "a") + 10
@@ -625,7 +625,7 @@ struct LiteralParser {
 // MARK: - Typed words
 
 /// Recognises integers, reals and Booleans in unquoted words (ASCII bytes).
-enum LiteralScalars {
+package enum LiteralScalars {
     static func infer(_ word: Slice<UnsafeBufferPointer<UInt8>>) -> PlistValue? {
         guard let first = word.first else { return nil }
         if first >= UInt8(ascii: "A") {
@@ -648,7 +648,7 @@ enum LiteralScalars {
     }
 
     /// `[+-]digits` within `Int64.min ... UInt64.max`.
-    static func integer(_ word: Slice<UnsafeBufferPointer<UInt8>>) -> PlistInteger? {
+    package static func integer(_ word: Slice<UnsafeBufferPointer<UInt8>>) -> PlistInteger? {
         var digits = word[...]
         let negative = digits.first == UInt8(ascii: "-")
         if negative || digits.first == UInt8(ascii: "+") { digits = digits.dropFirst() }
@@ -668,7 +668,7 @@ enum LiteralScalars {
     }
 
     /// `[+-](digits[.digits] | .digits)[(e|E)[+-]digits]` with a `.` or an exponent.
-    static func isDecimal(_ word: Slice<UnsafeBufferPointer<UInt8>>) -> Bool {
+    package static func isDecimal(_ word: Slice<UnsafeBufferPointer<UInt8>>) -> Bool {
         var i = word.startIndex
         let end = word.endIndex
         func isDigit(_ at: Int) -> Bool { at < end && word[at] >= UInt8(ascii: "0") && word[at] <= UInt8(ascii: "9") }

@@ -150,7 +150,7 @@ struct Domain {
     ///     domain is an error.
     ///   - origin: what the file's history and provenance record as the writer.
     ///   - format: the format to write (`create`, `convert`); `nil` keeps the file's own.
-    func edit(creating: Bool, origin: PlistProvenance.Origin = .tool, format: PlistFormat? = nil,
+    func edit(creating: Bool, origin: SettingsProvenance.Origin = .tool, format: PlistFormat? = nil,
               _ body: (inout PlistDictionary) throws(CLIError) -> Void) throws(CLIError) {
         // The file a link leads to is edited only when the link rule allows it (the link is
         // the user's own), and the file is refused unless it is a property list: a planted
@@ -204,8 +204,8 @@ struct Domain {
                 }
                 let reformats = existed && format != nil && format != current.format
                 guard dictionary != original || !existed || reformats else { return nil }
-                return .init(contents: dictionary, changed: PlistProvenanceLog.changedLeaves(from: original, to: dictionary),
-                             writer: PlistProvenance.thisProcess(origin))
+                return .init(contents: dictionary, changed: SettingsProvenanceLog.changedLeaves(from: original, to: dictionary),
+                             writer: SettingsProvenance.thisProcess(origin))
             }
         } catch {
             if let refusal { throw refusal }

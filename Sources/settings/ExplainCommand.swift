@@ -63,7 +63,7 @@ enum ExplainCommand: Command {
     }
 
     /// The report for `key`: the layers `manifest` names, read from their files.
-    static func explanation(of key: KeyPath, in domain: Domain, manifest: PlistLayersManifest?) throws(CLIError) -> PlistLayerReport {
+    static func explanation(of key: KeyPath, in domain: Domain, manifest: PlistLayersManifest?) throws(CLIError) -> SettingsExplanation {
         let formerly = try (manifest?.formerNames(of: key.path) ?? []).map { (text) throws(CLIError) in try KeyPath(text) }
         let system = domain.administratorFiles()  // hook (locks, system defaults)
         var rows = system.rows(for: key.components, locks: true)
@@ -81,7 +81,7 @@ enum ExplainCommand: Command {
         for file in (manifest?.defaultsFiles ?? []).reversed() {
             rows.append(try row(layer: "defaults", file: file, contents: try Domain.dictionary(Input(file: file).value, path: file), key: key, formerly: formerly))
         }
-        var report = PlistLayerReport(key: key.path, rows: rows, formerly: formerly.map(\.path))
+        var report = SettingsExplanation(key: key.path, rows: rows, formerly: formerly.map(\.path))
         if report.winner == nil, let contents = try domain.existingContents() {
             let hint = KeySuggestion.hint(for: key.path, components: key.components, in: .dictionary(contents), separator: "/")
             if !hint.isEmpty { report.missingReason = String(hint.dropFirst(2).dropLast()) }  // " (did you mean …?)"
@@ -90,7 +90,7 @@ enum ExplainCommand: Command {
     }
 
     /// One file's row: its value under `key`, else under the first old name that has one.
-    static func row(layer: String, file: String, contents: PlistDictionary, key: KeyPath, formerly: [KeyPath]) throws(CLIError) -> PlistLayerReport.Row {
+    static func row(layer: String, file: String, contents: PlistDictionary, key: KeyPath, formerly: [KeyPath]) throws(CLIError) -> SettingsExplanation.Row {
         if let value = contents.value(at: key) { return .init(layer: layer, source: file, value: value) }
         for old in formerly {
             if let value = contents.value(at: old) {
@@ -104,7 +104,7 @@ enum ExplainCommand: Command {
     /// The environment variable of this shell that would set `keys[0]` (or an old name), matched
     /// as the library matches it: `PREFIX_` then components separated by `__`, each compared
     /// ignoring case and `_`, `-`, `.`. The value is shown as the text it is.
-    static func environmentRow(for keys: [KeyPath], prefix: String) -> PlistLayerReport.Row {
+    static func environmentRow(for keys: [KeyPath], prefix: String) -> SettingsExplanation.Row {
         let lead = prefix + "_"
         let variables = environmentVariables().filter { $0.name.hasPrefix(lead) }.sorted { $0.name < $1.name }
         for key in keys {
@@ -169,14 +169,14 @@ enum LayersManifest {
 /// when, from the file's provenance log; `nil` when nothing can be said.
 private func provenanceLine(forKey key: [String], inFile path: String) -> String? {
     guard let target = try? PlistFile.target(of: path).path else { return nil }
-    return (try? PlistProvenanceLog.describe(key: key, inFileAt: target)) ?? nil
+    return (try? SettingsProvenanceLog.describe(key: key, inFileAt: target)) ?? nil
 }
 
-extension PlistLayerReport {
+extension SettingsExplanation {
     /// The report with control characters escaped in every name it prints (the key, sources,
     /// notes such as provenance lines with process names and device ids, old names), for the
     /// human text; values print in their literal form, which escapes them already.
-    var escapingControlCharacters: PlistLayerReport {
+    var escapingControlCharacters: SettingsExplanation {
         var copy = self
         copy.key = key.escapingControlCharacters
         for index in copy.rows.indices {

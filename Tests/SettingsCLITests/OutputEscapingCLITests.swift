@@ -43,9 +43,9 @@ struct OutputEscapingCLITests {
         let environment = ["XDG_CONFIG_HOME": dir.url.path]
         #expect(try CLI.run(environment: environment, "write", "App", "k", "1").status == 0)
         let target = dir.path("App/settings.plist")
-        let forger = PlistProvenance(origin: .sync, process: "sync\u{1B}[2J", pid: 7, date: Date(), device: "3F2A\n* user  forged: 1")
+        let forger = SettingsProvenance(origin: .sync, process: "sync\u{1B}[2J", pid: 7, date: Date(), device: "3F2A\n* user  forged: 1")
         try PlistHistory.keep(Data(try PlistValue.dictionary(["k": 1]).encodedBytes(as: .binary)), changed: [["k\nforged"]], by: forger, for: target)
-        var log = try PlistProvenanceLog.load(for: target)
+        var log = try SettingsProvenanceLog.load(for: target)
         log.record([["k"]], in: ["k": 1], by: forger)
         try log.save(for: target)
 

@@ -7,11 +7,11 @@ import Testing
 /// History and provenance at the cost of one small file per change (issue 29, part 3): the
 /// provenance log travels in the generations and is written whole only now and then.
 struct HistoryJournalTests {
-    let me = PlistProvenance.thisProcess(.tool)
+    let me = SettingsProvenance.thisProcess(.tool)
 
     /// One change through the transaction, as every writer makes it.
     private func change(_ path: String, _ key: String, _ value: PlistValue, recorder: inout PlistRecorder?,
-                        by writer: PlistProvenance? = nil) throws {
+                        by writer: SettingsProvenance? = nil) throws {
         _ = try SettingsFileTransaction.run(at: path, options: .init(), known: nil, recorder: &recorder) {
             (current) throws(SettingsFileTransaction.Failure) -> SettingsFileTransaction.Edit? in
             var contents = current.contents ?? PlistDictionary()
@@ -25,7 +25,7 @@ struct HistoryJournalTests {
         let path = dir.path("settings.plist")
         var recorder: PlistRecorder? = PlistRecorder(limits: .init())
         try change(path, "k0", 0, recorder: &recorder)  // the first change of a new file: every leaf is new
-        let log = PlistProvenanceLog.path(for: path)
+        let log = SettingsProvenanceLog.path(for: path)
         let first = try PlistFile.identity(of: log)
         var rewrites = 0
         var previous = first
@@ -35,7 +35,7 @@ struct HistoryJournalTests {
             if now != previous { rewrites += 1 }
             previous = now
             // A reader that starts now knows who set every key, written whole or not.
-            let read = try PlistProvenanceLog.load(for: path)
+            let read = try SettingsProvenanceLog.load(for: path)
             #expect(read.entries[["k\(i)"]]?.origin == .tool, "change \(i)")
             #expect(read.entries[["k0"]]?.origin == .tool)
         }
@@ -51,7 +51,7 @@ struct HistoryJournalTests {
         var none: PlistRecorder? = PlistRecorder(limits: .init(count: 0, bytes: 0))
         try change(path, "k", 10, recorder: &none)
         let companion = PlistFile.companionDirectory(for: path)
-        #expect(!FileManager.default.fileExists(atPath: PlistProvenanceLog.path(for: path)))
+        #expect(!FileManager.default.fileExists(atPath: SettingsProvenanceLog.path(for: path)))
         #expect(try PlistHistory.list(for: path).isEmpty)
         let before = try FileManager.default.contentsOfDirectory(atPath: companion).sorted()
         let generationsBefore = try FileManager.default.contentsOfDirectory(atPath: PlistHistory.directory(for: path))
@@ -68,13 +68,13 @@ struct HistoryJournalTests {
         for i in 0..<5 { try change(path, "k\(i)", 1, recorder: &recorder) }
         PlistHistory.removeAll(for: path)  // `settings history --purge`
         #expect(try PlistHistory.list(for: path).isEmpty)
-        let folded = try PlistProvenanceLog.load(for: path)
+        let folded = try SettingsProvenanceLog.load(for: path)
         #expect((0..<5).allSatisfy { folded.entries[["k\($0)"]]?.origin == .tool })
         // Numbers start again at 1, and what the new generations carry is read back.
         var next: PlistRecorder? = PlistRecorder(limits: .init())
-        try change(path, "late", 1, recorder: &next, by: PlistProvenance.thisProcess(.restore))
+        try change(path, "late", 1, recorder: &next, by: SettingsProvenance.thisProcess(.restore))
         #expect(try PlistHistory.list(for: path).map(\.number) == [1])
-        let read = try PlistProvenanceLog.load(for: path)
+        let read = try SettingsProvenanceLog.load(for: path)
         #expect(read.entries[["late"]]?.origin == .restore)
         #expect(read.entries[["k4"]]?.origin == .tool)
     }
@@ -86,7 +86,7 @@ struct HistoryJournalTests {
         var recorder: PlistRecorder? = PlistRecorder(limits: .init(count: 20, bytes: 1))
         for i in 0..<6 { try change(path, "k\(i)", 1, recorder: &recorder) }
         #expect(try PlistHistory.list(for: path).count == 1)
-        let read = try PlistProvenanceLog.load(for: path)
+        let read = try SettingsProvenanceLog.load(for: path)
         #expect((0..<6).allSatisfy { read.entries[["k\($0)"]]?.origin == .tool }, "\(read.entries.keys)")
     }
 
@@ -107,22 +107,22 @@ struct HistoryJournalTests {
             try value.encoded(as: .binary).write(to: URL(filePath: directory + "/\(10 + i).plist"))
         }
         try Data([0x62, 0x70, 0x6c]).write(to: URL(filePath: directory + "/12.plist"))
-        let read = try PlistProvenanceLog.load(for: path)
+        let read = try SettingsProvenanceLog.load(for: path)
         #expect(read.entries[["a"]]?.origin == .tool)
         #expect(read.entries.count == 1)
         // The next change still works and is read back.
         try change(path, "c", 1, recorder: &recorder)
-        #expect(try PlistProvenanceLog.load(for: path).entries[["c"]]?.origin == .tool)
+        #expect(try SettingsProvenanceLog.load(for: path).entries[["c"]]?.origin == .tool)
     }
 }
 
 /// Attacks on the journal (issue 29's review): histories removed behind the log's back, planted
 /// generation files that are not files, and numbers far ahead.
 struct HistoryJournalAttackTests {
-    let me = PlistProvenance.thisProcess(.tool)
+    let me = SettingsProvenance.thisProcess(.tool)
 
     private func change(_ path: String, _ key: String, _ value: PlistValue, recorder: inout PlistRecorder?,
-                        by writer: PlistProvenance? = nil) throws {
+                        by writer: SettingsProvenance? = nil) throws {
         _ = try SettingsFileTransaction.run(at: path, options: .init(), known: nil, recorder: &recorder) {
             (current) throws(SettingsFileTransaction.Failure) -> SettingsFileTransaction.Edit? in
             var contents = current.contents ?? PlistDictionary()
@@ -141,10 +141,10 @@ struct HistoryJournalAttackTests {
         for i in 0..<17 { try change(path, "k\(i)", 1, recorder: &recorder) }
         try FileManager.default.removeItem(atPath: PlistHistory.directory(for: path))
         // The running writer, and a writer that starts now.
-        try change(path, "late", 1, recorder: &recorder, by: PlistProvenance.thisProcess(.restore))
+        try change(path, "late", 1, recorder: &recorder, by: SettingsProvenance.thisProcess(.restore))
         var fresh: PlistRecorder? = PlistRecorder(limits: .init())
-        try change(path, "later", 1, recorder: &fresh, by: PlistProvenance.thisProcess(.migration))
-        let read = try PlistProvenanceLog.load(for: path)
+        try change(path, "later", 1, recorder: &fresh, by: SettingsProvenance.thisProcess(.migration))
+        let read = try SettingsProvenanceLog.load(for: path)
         #expect(read.entries[["late"]]?.origin == .restore)
         #expect(read.entries[["later"]]?.origin == .migration)
         #expect(read.entries[["k3"]]?.origin == .tool)
@@ -165,19 +165,19 @@ struct HistoryJournalAttackTests {
         // Readers first: a listing and a replay that open the FIFO must not wait for a writer.
         #expect(try PlistHistory.list(for: path).map(\.number) == [1])
         #expect(try PlistHistory.summaries(for: path).map(\.number) == [1])
-        #expect(try PlistProvenanceLog.load(for: path).entries[["a"]]?.origin == .tool)
+        #expect(try SettingsProvenanceLog.load(for: path).entries[["a"]]?.origin == .tool)
         var fresh: PlistRecorder? = PlistRecorder(limits: .init(count: 3))
         for i in 1...6 {
             if i % 2 == 0 {
                 try change(path, "a", .integer(PlistInteger(Int64(i))), recorder: &recorder)
             } else {
-                try change(path, "a", .integer(PlistInteger(Int64(i))), recorder: &fresh, by: PlistProvenance.thisProcess(.restore))
+                try change(path, "a", .integer(PlistInteger(Int64(i))), recorder: &fresh, by: SettingsProvenance.thisProcess(.restore))
             }
         }
         #expect(try PlistValue(contentsOf: URL(filePath: path))["a"] == 6)
         let listed = try PlistHistory.list(for: path).map(\.number)
         #expect(listed.last == 10, "\(listed)")
-        #expect(try PlistProvenanceLog.load(for: path).entries[["a"]]?.origin == .tool)
+        #expect(try SettingsProvenanceLog.load(for: path).entries[["a"]]?.origin == .tool)
         #expect(try PlistHistory.summaries(for: path).allSatisfy { $0.number > 4 })
     }
 
@@ -194,7 +194,7 @@ struct HistoryJournalAttackTests {
             .encoded(as: .binary).write(to: URL(filePath: directory + "/\(PlistHistory.maximumNumber).plist"))
         for i in 1...3 { try change(path, "a", .integer(PlistInteger(Int64(i))), recorder: &recorder) }
         #expect(try PlistValue(contentsOf: URL(filePath: path))["a"] == 3)
-        #expect(try PlistProvenanceLog.load(for: path).entries[["a"]]?.origin == .tool)
+        #expect(try SettingsProvenanceLog.load(for: path).entries[["a"]]?.origin == .tool)
     }
 
     /// A writer killed after its generation was created and before the file was replaced (the
@@ -208,20 +208,20 @@ struct HistoryJournalAttackTests {
         var recorder: PlistRecorder? = PlistRecorder(limits: .init())
         try change(path, "a", 1, recorder: &recorder)
         // What a killed writer leaves: its generation (a = 2, with its entry), not the file.
-        var delta = PlistProvenanceLog()
-        let killed = PlistProvenance.thisProcess(.write)
+        var delta = SettingsProvenanceLog()
+        let killed = SettingsProvenance.thisProcess(.write)
         delta.record([["a"]], in: ["a": 2], by: killed)
         var known = PlistHistory.Known()
         _ = try PlistHistory.keep(try PlistValue.dictionary(["a": 2]).encoded(as: .binary), changed: [["a"]], by: killed,
                                   for: path, limits: .init(), provenance: delta.takeDelta(), known: &known)
-        let line = try PlistProvenanceLog.describe(key: ["a"], inFileAt: path)
+        let line = try SettingsProvenanceLog.describe(key: ["a"], inFileAt: path)
         #expect(line?.hasPrefix("set with the settings tool") == true, "\(line ?? "nil")")
         // The next writer (another process) changes another key: no "changed on disk" for `a`.
         var next: PlistRecorder? = PlistRecorder(limits: .init())
-        try change(path, "b", 1, recorder: &next, by: PlistProvenance.thisProcess(.write))
+        try change(path, "b", 1, recorder: &next, by: SettingsProvenance.thisProcess(.write))
         #expect(try PlistHistory.list(for: path).last.map { $0.writer.origin } == .write)
         #expect(!(try PlistHistory.list(for: path)).contains { $0.writer.origin == .changedOnDisk })
-        let after = try PlistProvenanceLog.describe(key: ["a"], inFileAt: path)
+        let after = try SettingsProvenanceLog.describe(key: ["a"], inFileAt: path)
         #expect(after?.hasPrefix("set with the settings tool") == true, "\(after ?? "nil")")
     }
 }

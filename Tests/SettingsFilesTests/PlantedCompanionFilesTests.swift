@@ -8,7 +8,7 @@ import Testing
 /// reader or a writer, and names that are not a writer's own never stand for a generation
 /// (issue 28, item 12).
 struct PlantedCompanionFilesTests {
-    let writer = PlistProvenance(origin: .write, process: "MyApp", pid: 1, date: Date(timeIntervalSince1970: 0))
+    let writer = SettingsProvenance(origin: .write, process: "MyApp", pid: 1, date: Date(timeIntervalSince1970: 0))
 
     private func plant(_ name: String, in target: String, date: Date = Date(timeIntervalSince1970: 0)) throws {
         let entry: PlistDictionary = [
@@ -40,7 +40,7 @@ struct PlantedCompanionFilesTests {
 
     @Test(arguments: [1e300, -1e300, .nan, .infinity])
     func aDateNoCalendarHoldsIsAnUnknownDate(seconds: Double) throws {
-        let entry = PlistProvenance(origin: .write, process: "MyApp", pid: 1, date: Date(timeIntervalSince1970: seconds))
+        let entry = SettingsProvenance(origin: .write, process: "MyApp", pid: 1, date: Date(timeIntervalSince1970: seconds))
         #expect(entry.summary == "set by MyApp pid 1 at an unknown date")
         let dir = try TemporaryDirectory()
         let target = dir.path("settings.plist")
@@ -54,7 +54,7 @@ struct PlantedCompanionFilesTests {
 
 /// Every generation kept can be read back and listed, however large (issue 28, item 10).
 struct LargeGenerationsTests {
-    let writer = PlistProvenance(origin: .write, process: "MyApp", pid: 1, date: Date(timeIntervalSince1970: 0))
+    let writer = SettingsProvenance(origin: .write, process: "MyApp", pid: 1, date: Date(timeIntervalSince1970: 0))
 
     @Test func aFileAtTheSizeLimitKeepsAGenerationThatReadsBack() throws {
         let dir = try TemporaryDirectory()

@@ -11,7 +11,7 @@ import Glibc
 /// generations directory between saves keeps and prunes exactly the generations a writer that
 /// lists the directory every time would, whatever other writers did in between.
 struct PlistHistoryKnownTests {
-    let writer = PlistProvenance(origin: .write, process: "MyApp", pid: 1, date: Date(timeIntervalSince1970: 0))
+    let writer = SettingsProvenance(origin: .write, process: "MyApp", pid: 1, date: Date(timeIntervalSince1970: 0))
 
     func bytes(_ i: Int) throws -> Data {
         try PlistValue.dictionary(["i": .integer(PlistInteger(Int64(i)))]).encoded(as: .binary)

@@ -7,7 +7,7 @@ import Testing
 /// The one change of a settings file every writer makes (issue 29, part 2): lock, re-read,
 /// apply, check, record, replace, unlock, and what each step leaves when it refuses.
 struct SettingsFileTransactionTests {
-    let me = PlistProvenance.thisProcess(.tool)
+    let me = SettingsProvenance.thisProcess(.tool)
 
     private func write(_ contents: PlistDictionary, to path: String) throws {
         try PlistValue.dictionary(contents).encoded(as: .xml).write(to: URL(filePath: path))
@@ -55,7 +55,7 @@ struct SettingsFileTransactionTests {
         // The other writer's change is kept as a generation of its own, then this one.
         #expect(generations.map(\.writer.origin) == [.tool, .changedOnDisk, .tool])
         #expect(generations.last?.changed == [["c"]])
-        let log = try PlistProvenanceLog.load(for: path)
+        let log = try SettingsProvenanceLog.load(for: path)
         #expect(log.entries[["c"]]?.origin == .tool)
         #expect(log.entries[["b"]]?.origin == .changedOnDisk)
         // The directories of a new file are owner-only.
@@ -95,7 +95,7 @@ struct SettingsFileTransactionTests {
         }
         #expect(try Data(contentsOf: URL(filePath: path)) == bytes)
         #expect(try PlistHistory.list(for: path).isEmpty)
-        #expect(!FileManager.default.fileExists(atPath: PlistProvenanceLog.path(for: path)))
+        #expect(!FileManager.default.fileExists(atPath: SettingsProvenanceLog.path(for: path)))
     }
 
     @Test func aHeldLockMakesAWriterThatDoesNotWaitBusyAndOneThatWaitsFailAfterItsBound() throws {

@@ -53,7 +53,7 @@ struct HistoryAndProvenanceTests {
         // The next save records the hand edit durably and keeps the hand-edited file as a generation.
         later["other"] = true
         try await later.flush()
-        let log = try PlistProvenanceLog.load(for: url.path)
+        let log = try SettingsProvenanceLog.load(for: url.path)
         #expect(log.entries[["child-1"]]?.origin == .changedOnDisk)
         #expect(log.entries[["other"]]?.pid == Int(getpid()))
         #expect(log.entries[["child-0"]]?.pid == childPID)
@@ -77,7 +77,7 @@ struct HistoryAndProvenanceTests {
         #expect(store.provenance(of: "Network")?.pid == Int(getpid()))
         store["Network/proxy"] = nil
         try await store.flush()
-        let log = try PlistProvenanceLog.load(for: url.path)
+        let log = try SettingsProvenanceLog.load(for: url.path)
         #expect(log.entries.keys.sorted { $0.lexicographicallyPrecedes($1) } == [["Network", "timeout"]])
     }
 
@@ -210,8 +210,8 @@ struct HistoryAndProvenanceTests {
         store["kept"] = 1
         try await store.flush()
         #expect(try await Self.runTool(["write", url.path, "volume", "7"]).status == 0)
-        #expect(try PlistProvenanceLog.describe(key: ["volume"], inFileAt: url.path)?.hasPrefix("set with the settings tool (pid ") == true)
-        #expect(try PlistProvenanceLog.describe(key: ["kept"], inFileAt: url.path)?.hasPrefix("set by ") == true)
+        #expect(try SettingsProvenanceLog.describe(key: ["volume"], inFileAt: url.path)?.hasPrefix("set with the settings tool (pid ") == true)
+        #expect(try SettingsProvenanceLog.describe(key: ["kept"], inFileAt: url.path)?.hasPrefix("set by ") == true)
         #expect(try await Self.runTool(["reset", url.path]).status == 0)
         #expect(try PlistValue(contentsOf: url) == .dictionary([:]))
         let history = try PlistHistory.list(for: url.path)

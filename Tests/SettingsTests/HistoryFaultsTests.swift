@@ -111,7 +111,7 @@ struct ProvenanceLeftoversTests {
         try next.flushNow()
         for name in leftovers { #expect(!FileManager.default.fileExists(atPath: companion + "/" + name)) }
         #expect(FileManager.default.fileExists(atPath: other))
-        #expect(try PlistProvenanceLog.load(for: file.path).entries[["k"]]?.origin == .write)
+        #expect(try SettingsProvenanceLog.load(for: file.path).entries[["k"]]?.origin == .write)
     }
 }
 
@@ -128,9 +128,9 @@ struct ProvenanceBoundsTests {
         let first = SettingsStore.file(file, autosaveDelay: nil, externalChanges: .ignored, options: options)
         for i in 0..<keys { first[SettingsKey(components: ["\(padding)\(i)"])] = .integer(PlistInteger(Int64(i))) }
         try first.flushNow()
-        let log = PlistProvenanceLog.path(for: file.path)
+        let log = SettingsProvenanceLog.path(for: file.path)
         var s = stat()
-        #expect(stat(log, &s) == 0 && Int(s.st_size) <= PlistProvenanceLog.maximumSize, "the log is written larger than it is read")
+        #expect(stat(log, &s) == 0 && Int(s.st_size) <= SettingsProvenanceLog.maximumSize, "the log is written larger than it is read")
         let generations = try PlistHistory.list(for: file.path).count
 
         // A restart, and a save of one more key: no full-file "changed on disk" generation.

@@ -64,7 +64,7 @@ struct HistoryJournalFaultsTests {
         #expect(child.process.terminationStatus == 0)
         #expect(failed.isEmpty)
         let contents = try #require(try PlistValue(contentsOf: url).dictionaryValue)
-        let log = try PlistProvenanceLog.load(for: url.path)
+        let log = try SettingsProvenanceLog.load(for: url.path)
         let wrongLib = (0..<120).filter { i in
             log.provenance(of: ["lib-\(i)"], in: contents, fileDate: Date())?.process != "settings-fault"
         }
@@ -94,7 +94,7 @@ struct HistoryJournalFaultsTests {
         #expect(failed == 0)
         let contents = try #require(try PlistValue(contentsOf: url).dictionaryValue)
         #expect((0..<150).allSatisfy { contents["lib-\($0)"] != nil })
-        let log = try PlistProvenanceLog.load(for: url.path)
+        let log = try SettingsProvenanceLog.load(for: url.path)
         let wrong = (0..<150).filter { log.provenance(of: ["lib-\($0)"], in: contents, fileDate: Date())?.process != "settings-fault" }
         #expect(wrong.isEmpty, "not explained as the program's: \(wrong.prefix(20))")
         for generation in try PlistHistory.list(for: url.path) { _ = try generation.contents() }
@@ -122,7 +122,7 @@ struct HistoryJournalFaultsTests {
         #expect(try history.first?.contents()["run1-2"] == 1)
         #expect(try history.first?.contents()["run2-0"] == nil)
         let contents = try #require(try PlistValue(contentsOf: url).dictionaryValue)
-        let log = try PlistProvenanceLog.load(for: url.path)
+        let log = try SettingsProvenanceLog.load(for: url.path)
         for i in 0..<3 {
             #expect(log.provenance(of: ["run2-\(i)"], in: contents, fileDate: Date())?.pid == Int(getpid()))
         }
@@ -151,12 +151,12 @@ struct HistoryJournalFaultsTests {
         #expect(try PlistHistory.list(for: url.path).map(\.number) == before)
         let contents = try #require(try PlistValue(contentsOf: url).dictionaryValue)
         #expect(contents.count == 23)
-        let log = try PlistProvenanceLog.load(for: url.path)
+        let log = try SettingsProvenanceLog.load(for: url.path)
         let wrong = (0..<20).filter { log.provenance(of: ["g\($0)"], in: contents, fileDate: Date())?.pid != Int(getpid()) }
         #expect(wrong.isEmpty, "\(wrong)")
         store["after"] = 1
         try store.flushNow()
         #expect(try PlistHistory.list(for: url.path).last?.contents()["after"] == 1)
-        #expect(try PlistProvenanceLog.load(for: url.path).entries[["after"]]?.pid == Int(getpid()))
+        #expect(try SettingsProvenanceLog.load(for: url.path).entries[["after"]]?.pid == Int(getpid()))
     }
 }

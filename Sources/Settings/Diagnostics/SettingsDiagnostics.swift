@@ -103,7 +103,7 @@ public enum SettingsDiagnostics {
 
     /// The program's name, worked out once, as provenance records it (`MyApp`, also when it was
     /// started as `/proc/self/exe`).
-    static var programName: String { PlistProvenance.executableName }
+    static var programName: String { SettingsProvenance.executableName }
 
     /// Sends `diagnostic` to the handler.
     @usableFromInline

@@ -71,7 +71,7 @@ extension SettingsModel {
                         self, over: current.movedAside == nil ? current.contents : nil, memory: remembered,
                         source: current.target, changedElsewhere: current.wasReread)
                     memory = after
-                    return .init(contents: dictionary, changed: [], writer: PlistProvenance.thisProcess(.write))
+                    return .init(contents: dictionary, changed: [], writer: SettingsProvenance.thisProcess(.write))
                 } catch {
                     refusal = error
                     throw SettingsFileTransaction.Failure(.refused, current.target, error.description)

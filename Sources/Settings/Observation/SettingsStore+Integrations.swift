@@ -80,7 +80,7 @@ nonisolated extension SettingsStore {
         for refusal in refused {
             report(SettingsDiagnostic(.writeRefused, key: refusal.key, "\(refusal); this key was not applied"))
         }
-        if let provenance = PlistProvenance.Origin(origin) {
+        if let provenance = SettingsProvenance.Origin(origin) {
             let byDevice = Dictionary(grouping: applied) { devices[$0] }
             for (device, keys) in byDevice { history?.note(keys, as: provenance, device: device) }
         }

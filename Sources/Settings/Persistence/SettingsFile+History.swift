@@ -15,10 +15,10 @@ import Synchronization
 /// (sync, restore) add notes, and saves and reloads publish the log.
 final class StoreHistory: Sendable {
     struct State {
-        /// Origins other than ``PlistProvenance/Origin/write`` for key paths not yet saved.
-        var notes: [[String]: PlistProvenance] = [:]
+        /// Origins other than ``SettingsProvenance/Origin/write`` for key paths not yet saved.
+        var notes: [[String]: SettingsProvenance] = [:]
         /// The provenance log as of the last save or reload, and the file's contents then.
-        var log = PlistProvenanceLog()
+        var log = SettingsProvenanceLog()
         var contents = PlistDictionary()
         var fileDate = Date(timeIntervalSince1970: 0)
     }
@@ -26,14 +26,14 @@ final class StoreHistory: Sendable {
     let state = Mutex(State())
 
     /// Records that `keys` were set by `origin` (kept until the save that writes them).
-    func note(_ keys: [SettingsKey], as origin: PlistProvenance.Origin, device: String? = nil) {
+    func note(_ keys: [SettingsKey], as origin: SettingsProvenance.Origin, device: String? = nil) {
         guard !keys.isEmpty else { return }
-        let writer = PlistProvenance.thisProcess(origin, device: device)
+        let writer = SettingsProvenance.thisProcess(origin, device: device)
         state.locked { s in for key in keys { s.notes[key.components] = writer } }
     }
 
     /// Takes the notes for a save.
-    func takeNotes() -> [[String]: PlistProvenance] {
+    func takeNotes() -> [[String]: SettingsProvenance] {
         state.locked { s in
             defer { s.notes = [:] }
             return s.notes
@@ -41,13 +41,13 @@ final class StoreHistory: Sendable {
     }
 
     /// Gives back notes taken for a save that failed (a note made since wins).
-    func restore(notes: [[String]: PlistProvenance]) {
+    func restore(notes: [[String]: SettingsProvenance]) {
         guard !notes.isEmpty else { return }
         state.locked { s in s.notes.merge(notes) { current, _ in current } }
     }
 
     /// Makes `log` and `contents` what ``SettingsStore/provenance(of:)`` reads.
-    func publish(_ log: PlistProvenanceLog, contents: PlistDictionary, fileDate: Date) {
+    func publish(_ log: SettingsProvenanceLog, contents: PlistDictionary, fileDate: Date) {
         state.locked { s in
             s.log = log
             s.contents = contents
@@ -56,7 +56,7 @@ final class StoreHistory: Sendable {
     }
 }
 
-extension PlistProvenance.Origin {
+extension SettingsProvenance.Origin {
     /// The provenance of a change announced with `origin`, when a note is worth keeping (writes
     /// are recorded as this process's writes without one).
     init?(_ origin: SettingsChange.Origin) {
@@ -88,19 +88,19 @@ extension SettingsFile {
 
     /// After the file was replaced: publishes the log for ``SettingsStore/provenance(of:)``.
     func finishSave(merged: PlistDictionary) {
-        history?.publish(recorder?.log ?? PlistProvenanceLog(), contents: merged, fileDate: Date())
+        history?.publish(recorder?.log ?? SettingsProvenanceLog(), contents: merged, fileDate: Date())
     }
 
     /// At a reload: leaves changed by others are noted as seen now (recorded at the next save
     /// unless their writer recorded them), and the log is published.
     mutating func noteReload(old: PlistDictionary, new: PlistDictionary, target: String) {
-        let log = recorder?.noteReload(old: old, new: new, target: target) ?? PlistProvenanceLog()
+        let log = recorder?.noteReload(old: old, new: new, target: target) ?? SettingsProvenanceLog()
         history?.publish(log, contents: new, fileDate: Date())
     }
 
     /// At the first load: publishes the log as it is on disk.
     mutating func noteLoad(target: String, fileDate: Date) {
         recorder?.noteFirstSeen()
-        history?.publish(recorder?.currentLog(for: target) ?? PlistProvenanceLog(), contents: contents, fileDate: fileDate)
+        history?.publish(recorder?.currentLog(for: target) ?? SettingsProvenanceLog(), contents: contents, fileDate: fileDate)
     }
 }

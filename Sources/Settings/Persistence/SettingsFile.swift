@@ -178,7 +178,7 @@ struct SettingsFile {
         /// it still holds that value (a value another program wrote there since is kept).
         var removedIfUnchanged: [SettingsKey: PlistValue] = [:]
         /// Origins other than this process's own write, per key path (sync, migration, restore).
-        var notes: [[String]: PlistProvenance] = [:]
+        var notes: [[String]: SettingsProvenance] = [:]
     }
 
     /// What one attempt to save did.
@@ -243,7 +243,7 @@ struct SettingsFile {
                 guard !batch.changed.isEmpty else { return nil }
                 let merged = Self.merge(batch, into: current.movedAside == nil ? current.contents ?? PlistDictionary() : nil)
                 return .init(contents: merged, changed: batch.changed.map(\.components),
-                             writer: PlistProvenance.thisProcess(.write), writers: batch.notes)
+                             writer: SettingsProvenance.thisProcess(.write), writers: batch.notes)
             }
         } catch {
             if let taken { restore(taken) }

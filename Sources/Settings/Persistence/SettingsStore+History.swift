@@ -6,10 +6,6 @@ public import Foundation
 public import SettingsPlist
 public import SettingsFiles
 
-/// Who last set a key of the user's file, and when: its origin (this process's write, another
-/// process, a hand edit seen on disk, a migration, sync, the `settings` tool, a restore), the
-/// executable and pid where known, and the time. See ``SettingsStore/provenance(of:)``.
-public typealias SettingsProvenance = PlistProvenance
 
 /// One saved version of the user's file, from ``SettingsStore/history()``: its number, who saved
 /// it and when, the keys that save changed (each once, whatever the number of writes before the
@@ -60,7 +56,7 @@ extension SettingsStore {
     /// file (in its companion directory `.settings.plist.meta`, so the file stays a plain plist);
     /// it survives restarts and is bounded to the keys the file holds. Reading it never waits for
     /// the disk. A value changed by a writer that records nothing (a person with an editor, an
-    /// older version of the library) reads as `PlistProvenance.Origin.changedOnDisk` with the
+    /// older version of the library) reads as `SettingsProvenance.Origin.changedOnDisk` with the
     /// time it was seen. A key this process changed and has not saved yet reads as this process's
     /// write, now.
     ///
@@ -80,7 +76,7 @@ extension SettingsStore {
             s.dirty.contains { $0.components.starts(with: key.components) || key.components.starts(with: $0.components) }
                 ? s[.user].value(at: key.components) != nil : nil
         }
-        if let unsaved { return unsaved ? PlistProvenance.thisProcess(.write) : nil }
+        if let unsaved { return unsaved ? SettingsProvenance.thisProcess(.write) : nil }
         guard let history else { return nil }
         let (log, contents, date) = history.state.locked { ($0.log, $0.contents, $0.fileDate) }
         return log.provenance(of: key.components, in: contents, fileDate: date)
@@ -119,7 +115,7 @@ extension SettingsStore {
     /// Restores the user's file to generation `number` of its history, or only `keys` of it,
     /// and saves. The restore is an ordinary save: it is kept as a generation of its own (so it
     /// can be undone by restoring the one before), its keys are recorded with origin
-    /// `PlistProvenance.Origin.restore`, and observers see the changed keys at once.
+    /// `SettingsProvenance.Origin.restore`, and observers see the changed keys at once.
     ///
     /// ```swift
     /// let generations = try await store.history()

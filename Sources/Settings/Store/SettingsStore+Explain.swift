@@ -6,11 +6,6 @@ import Foundation
 import SettingsPlist
 public import SettingsFiles
 
-/// Where one key's value comes from: every layer's value, top to bottom, which one wins, the
-/// key's old names and why it has none. Its `description` is the human text (secrets redacted);
-/// `PlistLayerReport.plist` and `PlistLayerReport.jsonText` are
-/// for scripts. The `settings explain` tool prints the same report, built from the files.
-public typealias SettingsExplanation = PlistLayerReport
 
 nonisolated extension SettingsStore {
     /// Explains where the value of `key` comes from: each layer's value, top to bottom, with its
@@ -38,19 +33,19 @@ nonisolated extension SettingsStore {
             let formerly = s.sources.formerNames(of: key)
             let volatileValue = s[.volatile].value(at: key.components)
             var rows = s.system.rows(for: key.components, locks: true)  // hook (locks)
-            rows += [PlistLayerReport.Row(
+            rows += [SettingsExplanation.Row(
                 layer: "volatile",
                 source: s.sources.volatile[key] ?? (volatileValue == nil ? volatileSourcesText(s.sources) : "set in code"),
                 value: volatileValue)]
             rows += Self.rows(layer: "overrides", s.sources.overrides, key: key, formerly: formerly, layerValue: s[.overrides].value(at: key.components))
             let userValue = s[.user].value(at: key.components)
-            rows.append(PlistLayerReport.Row(
+            rows.append(SettingsExplanation.Row(
                 layer: "user", source: userSource, value: userValue,
                 notes: userValue == nil ? [] : provenanceNote.map { [$0] } ?? []))
             rows += s.system.rows(for: key.components, locks: false)  // hook (system defaults)
             rows += Self.rows(layer: "defaults", s.sources.defaults, key: key, formerly: formerly, layerValue: s[.defaults].value(at: key.components))
             let missing = rows.contains { $0.value != nil } ? nil : s.explainMissing(key)
-            return PlistLayerReport(key: key.path, rows: rows, formerly: formerly.map(\.path), missingReason: missing)
+            return SettingsExplanation(key: key.path, rows: rows, formerly: formerly.map(\.path), missingReason: missing)
         }
     }
 
@@ -64,8 +59,8 @@ nonisolated extension SettingsStore {
     /// the layer's own value leads.
     private static func rows(
         layer: String, _ registrations: [LayerSources.Registration], key: SettingsKey, formerly: [SettingsKey], layerValue: PlistValue?
-    ) -> [PlistLayerReport.Row] {
-        var rows: [PlistLayerReport.Row] = []
+    ) -> [SettingsExplanation.Row] {
+        var rows: [SettingsExplanation.Row] = []
         for registration in registrations.reversed() {
             if let value = registration.values.value(at: key.components) {
                 rows.append(.init(layer: layer, source: registration.path ?? "in code", value: value))

@@ -13,13 +13,13 @@ import Darwin
 #endif
 
 /// Who last set a key of a property-list file, and when: one entry of the file's provenance log
-/// (``PlistProvenanceLog``), kept in its companion directory so the file itself stays a plain plist.
+/// (``SettingsProvenanceLog``), kept in its companion directory so the file itself stays a plain plist.
 ///
 /// ```swift
-/// let line = PlistProvenance.describe(key: ["Network", "timeout"], inFileAt: path)
+/// let line = SettingsProvenance.describe(key: ["Network", "timeout"], inFileAt: path)
 /// // "set by MyApp pid 4121 at 2026-11-26 10:15:02 UTC"
 /// ```
-public struct PlistProvenance: Hashable, Sendable {
+public struct SettingsProvenance: Hashable, Sendable {
     /// What kind of writer set the value.
     public enum Origin: String, Hashable, Sendable, CaseIterable {
         /// A program's own write through the Settings library.
@@ -35,8 +35,8 @@ public struct PlistProvenance: Hashable, Sendable {
         case tool
         /// A restore from the file's history.
         case restore
-        /// Not known: the log is bounded (``PlistProvenanceLog/maximumEntries`` entries, at most
-        /// ``PlistProvenanceLog/maximumSize`` bytes) and no longer holds this leaf, or it could
+        /// Not known: the log is bounded (``SettingsProvenanceLog/maximumEntries`` entries, at most
+        /// ``SettingsProvenanceLog/maximumSize`` bytes) and no longer holds this leaf, or it could
         /// not be read. Never reported as a change on disk, which would be a false statement.
         case unknown
     }
@@ -51,7 +51,7 @@ public struct PlistProvenance: Hashable, Sendable {
     public var date: Date
     /// The device the value came from (sync), where known.
     public var device: String?
-    /// A digest of the value as it was set (``PlistProvenance/digest(of:)``): a value whose digest
+    /// A digest of the value as it was set (``SettingsProvenance/digest(of:)``): a value whose digest
     /// no longer matches was changed since by a writer that records nothing.
     public var digest: UInt64
 
@@ -78,9 +78,9 @@ public struct PlistProvenance: Hashable, Sendable {
     /// - Parameters:
     ///   - origin: what kind of writer this process is.
     ///   - device: the device a synced value came from.
-    /// - Returns: the entry, with digest 0 (``PlistProvenanceLog/record(_:in:by:)`` fills it).
-    public static func thisProcess(_ origin: Origin, device: String? = nil) -> PlistProvenance {
-        PlistProvenance(origin: origin, process: executableName, pid: Int(getpid()), date: Date(), device: device)
+    /// - Returns: the entry, with digest 0 (``SettingsProvenanceLog/record(_:in:by:)`` fills it).
+    public static func thisProcess(_ origin: Origin, device: String? = nil) -> SettingsProvenance {
+        SettingsProvenance(origin: origin, process: executableName, pid: Int(getpid()), date: Date(), device: device)
     }
 
     /// The running executable's name (the last component of `argv[0]`). A program started as
@@ -106,7 +106,7 @@ public struct PlistProvenance: Hashable, Sendable {
     /// (edited by hand or by a program that records nothing), seen at …", "from device 3F2A via
     /// sync in MyApp pid 4121 at …".
     public var summary: String {
-        let when = PlistProvenance.format(date)
+        let when = SettingsProvenance.format(date)
         let who = [process, pid.map { "pid \($0)" }].compactMap { $0 }.joined(separator: " ")
         let by = who.isEmpty ? "" : " " + who
         switch origin {
@@ -185,11 +185,11 @@ public struct PlistProvenance: Hashable, Sendable {
 /// ``maximumEntries`` of them (the oldest go first).
 ///
 /// ```swift
-/// var log = try PlistProvenanceLog.load(for: target)
+/// var log = try SettingsProvenanceLog.load(for: target)
 /// log.record([["volume"]], in: newContents, by: .thisProcess(.tool))
 /// try log.save(for: target)
 /// ```
-public struct PlistProvenanceLog: Hashable, Sendable {
+public struct SettingsProvenanceLog: Hashable, Sendable {
     /// The log's file name in the companion directory.
     public static let fileName = "provenance.plist"
     /// The most entries kept.
@@ -198,7 +198,7 @@ public struct PlistProvenanceLog: Hashable, Sendable {
     public static let maximumSize = 4 << 20
 
     /// Who last set each leaf key path.
-    public var entries: [[String]: PlistProvenance] {
+    public var entries: [[String]: SettingsProvenance] {
         get { storage }
         _modify {
             written = nil  // changed from outside: the next save encodes every entry
@@ -222,10 +222,10 @@ public struct PlistProvenanceLog: Hashable, Sendable {
     /// The entries a replayed generation replaced, newest last: a generation kept for a save
     /// that a kill then stopped describes values the file never got, and the entry it replaced
     /// still describes the value left (``provenance(of:in:fileDate:)``, ``reconcile(with:)``).
-    private var shadows: [[String]: [PlistProvenance]] = [:]
+    private var shadows: [[String]: [SettingsProvenance]] = [:]
 
     /// The entries.
-    private var storage: [[String]: PlistProvenance]
+    private var storage: [[String]: SettingsProvenance]
     /// Whether every leaf of the file has its entry (or a missing one means a writer that
     /// records nothing changed it). `false` once a bound dropped entries, or the log on disk
     /// could not be read: a leaf without an entry is then of unknown provenance.
@@ -246,7 +246,7 @@ public struct PlistProvenanceLog: Hashable, Sendable {
     public init() { storage = [:] }
 
     /// Logs are equal when their entries (and completeness) are.
-    public static func == (a: PlistProvenanceLog, b: PlistProvenanceLog) -> Bool {
+    public static func == (a: SettingsProvenanceLog, b: SettingsProvenanceLog) -> Bool {
         a.storage == b.storage && a.isComplete == b.isComplete
     }
 
@@ -256,7 +256,7 @@ public struct PlistProvenanceLog: Hashable, Sendable {
     }
 
     /// Sets (or with `nil` removes) the entry at `path`, noting it for the next save.
-    private mutating func set(_ entry: PlistProvenance?, at path: [String]) {
+    private mutating func set(_ entry: SettingsProvenance?, at path: [String]) {
         storage[path] = entry
         written?.touched.insert(path)
         delta?.insert(path)
@@ -303,7 +303,7 @@ public struct PlistProvenanceLog: Hashable, Sendable {
         guard !shadows.isEmpty else { return }
         for (path, replaced) in shadows {
             guard let value = contents.value(at: path) else { continue }
-            let digest = PlistProvenance.digest(of: value)
+            let digest = SettingsProvenance.digest(of: value)
             if storage[path]?.digest != digest, let previous = replaced.last(where: { $0.digest == digest }) {
                 set(previous, at: path)
             }
@@ -335,7 +335,7 @@ public struct PlistProvenanceLog: Hashable, Sendable {
     /// - Parameter target: the settings file (after the link rule).
     /// - Returns: the log.
     /// - Throws: ``PlistFile/Failure`` for an unsafe companion directory or an unreadable log.
-    public static func load(for target: String) throws(PlistFile.Failure) -> PlistProvenanceLog {
+    public static func load(for target: String) throws(PlistFile.Failure) -> SettingsProvenanceLog {
         try load(for: target, keepingEncoding: false)
     }
 
@@ -344,8 +344,8 @@ public struct PlistProvenanceLog: Hashable, Sendable {
     /// this writer last saved or loaded (`previous`), only the entries whose encoded form changed
     /// since are decoded again (another writer's save changes a few).
     package static func load(for target: String, keepingEncoding: Bool,
-                             updating previous: PlistProvenanceLog? = nil) throws(PlistFile.Failure) -> PlistProvenanceLog {
-        guard let directory = try PlistFile.existingCompanionDirectory(for: target) else { return PlistProvenanceLog() }
+                             updating previous: SettingsProvenanceLog? = nil) throws(PlistFile.Failure) -> SettingsProvenanceLog {
+        guard let directory = try PlistFile.existingCompanionDirectory(for: target) else { return SettingsProvenanceLog() }
         let contents: PlistFile.Contents?
         do {
             contents = try PlistFile.read(directory + "/" + fileName, limit: maximumSize, followingLinks: false)
@@ -355,7 +355,7 @@ public struct PlistProvenanceLog: Hashable, Sendable {
             return log
         }
         guard let contents else {
-            var log = PlistProvenanceLog()
+            var log = SettingsProvenanceLog()
             log.replay(for: target, after: 0)  // not written yet: the generations carry it all
             return log
         }
@@ -373,7 +373,7 @@ public struct PlistProvenanceLog: Hashable, Sendable {
             log.replay(for: target, after: through)
             return log
         }
-        var log = PlistProvenanceLog()
+        var log = SettingsProvenanceLog()
         log.isComplete = complete
         var canonical = keepingEncoding  // every key written as a save writes it
         for (path, value) in keys {
@@ -403,9 +403,9 @@ public struct PlistProvenanceLog: Hashable, Sendable {
     /// The log that `keys` (a file's) holds, from `storage` written as `old`: only the entries
     /// whose encoded form differs are decoded. `nil` (read it all) when `keys` holds an entry
     /// that does not read back or a key not written as a save writes it.
-    private static func updated(_ storage: [[String]: PlistProvenance], writtenAs old: PlistDictionary,
-                                to keys: PlistDictionary) -> PlistProvenanceLog? {
-        var log = PlistProvenanceLog()
+    private static func updated(_ storage: [[String]: SettingsProvenance], writtenAs old: PlistDictionary,
+                                to keys: PlistDictionary) -> SettingsProvenanceLog? {
+        var log = SettingsProvenanceLog()
         log.storage = storage
         var kept = 0  // keys of `old` still in `keys`
         for (path, value) in keys {
@@ -425,18 +425,18 @@ public struct PlistProvenanceLog: Hashable, Sendable {
     }
 
     /// A log that could not be read: empty, and not complete (nothing is known).
-    static var unknown: PlistProvenanceLog {
-        var log = PlistProvenanceLog()
+    static var unknown: SettingsProvenanceLog {
+        var log = SettingsProvenanceLog()
         log.isComplete = false
         return log
     }
 
     /// An entry as read from the file, or `nil` when it is not one.
-    private static func entry(_ value: PlistValue) -> PlistProvenance? {
+    private static func entry(_ value: PlistValue) -> SettingsProvenance? {
         guard case .dictionary(let e) = value, let raw = e["origin"]?.stringValue,
-              let origin = PlistProvenance.Origin(rawValue: raw), let date = e["date"]?.dateValue else { return nil }
+              let origin = SettingsProvenance.Origin(rawValue: raw), let date = e["date"]?.dateValue else { return nil }
         let digest: UInt64 = switch e["digest"] { case .integer(let i)?: UInt64(i.description) ?? 0; default: 0 }
-        return PlistProvenance(origin: origin, process: e["process"]?.stringValue, pid: e["pid"]?.intValue, date: date,
+        return SettingsProvenance(origin: origin, process: e["process"]?.stringValue, pid: e["pid"]?.intValue, date: date,
                                device: e["device"]?.stringValue, digest: digest)
     }
 
@@ -492,7 +492,7 @@ public struct PlistProvenanceLog: Hashable, Sendable {
     }
 
     /// Every entry as written, sorted by path.
-    private static func encoded(_ entries: [[String]: PlistProvenance]) -> PlistDictionary {
+    private static func encoded(_ entries: [[String]: SettingsProvenance]) -> PlistDictionary {
         var keys = PlistDictionary(minimumCapacity: entries.count)
         for (path, entry) in entries.sorted(by: { $0.key.lexicographicallyPrecedes($1.key) }) {
             keys.append(key(path), value(entry))
@@ -525,7 +525,7 @@ public struct PlistProvenanceLog: Hashable, Sendable {
     }
 
     /// An entry as written.
-    private static func value(_ entry: PlistProvenance) -> PlistValue {
+    private static func value(_ entry: SettingsProvenance) -> PlistValue {
         var e: PlistDictionary = ["origin": .string(entry.origin.rawValue), "date": .date(entry.date),
                                   "digest": .integer(PlistInteger(entry.digest))]
         if let process = entry.process { e["process"] = .string(process) }
@@ -541,7 +541,7 @@ public struct PlistProvenanceLog: Hashable, Sendable {
     ///   - keys: the key paths written (a dictionary's path records each of its leaves).
     ///   - contents: the file's contents after the write.
     ///   - writer: who wrote them (its digest is filled per leaf).
-    public mutating func record(_ keys: [[String]], in contents: PlistDictionary, by writer: PlistProvenance) {
+    public mutating func record(_ keys: [[String]], in contents: PlistDictionary, by writer: SettingsProvenance) {
         // Entries below a key now holding a leaf (or gone) no longer describe anything: ``prune(to:)``
         // drops them, once for all keys rather than a walk of every entry per key.
         for key in keys {
@@ -551,13 +551,13 @@ public struct PlistProvenanceLog: Hashable, Sendable {
             }
             Self.forEachLeaf(of: value, at: key) { path, leaf in
                 var entry = writer
-                entry.digest = PlistProvenance.digest(of: leaf)
+                entry.digest = SettingsProvenance.digest(of: leaf)
                 set(entry, at: path)
             }
         }
     }
 
-    /// Records `seen` (``PlistProvenance/Origin/changedOnDisk``) for every leaf at `keys` (leaves
+    /// Records `seen` (``SettingsProvenance/Origin/changedOnDisk``) for every leaf at `keys` (leaves
     /// that changed on disk) whose entry is missing or no longer matches its value.
     ///
     /// - Parameters:
@@ -577,9 +577,9 @@ public struct PlistProvenanceLog: Hashable, Sendable {
                 continue
             }
             Self.forEachLeaf(of: value, at: key) { path, leaf in
-                let digest = PlistProvenance.digest(of: leaf)
+                let digest = SettingsProvenance.digest(of: leaf)
                 guard storage[path]?.digest != digest else { return }
-                set(PlistProvenance(origin: .changedOnDisk, date: date, digest: digest), at: path)
+                set(SettingsProvenance(origin: .changedOnDisk, date: date, digest: digest), at: path)
                 changed = true
             }
         }
@@ -600,7 +600,7 @@ public struct PlistProvenanceLog: Hashable, Sendable {
                 if isComplete { out.append(path) }
                 return
             }
-            if entry.digest != PlistProvenance.digest(of: leaf) { out.append(path) }
+            if entry.digest != SettingsProvenance.digest(of: leaf) { out.append(path) }
         }
         return out
     }
@@ -632,32 +632,32 @@ public struct PlistProvenanceLog: Hashable, Sendable {
     /// Who last set the value at `key` in `contents`: for a leaf, its entry; for a dictionary,
     /// the most recent entry of its leaves. A leaf with no entry, or whose entry no longer
     /// matches it, was changed by a writer that records nothing: it is reported as
-    /// ``PlistProvenance/Origin/changedOnDisk`` seen at `fileDate` (when the file last changed).
+    /// ``SettingsProvenance/Origin/changedOnDisk`` seen at `fileDate` (when the file last changed).
     ///
     /// - Parameters:
     ///   - key: the key path.
     ///   - contents: the file's contents.
     ///   - fileDate: the file's modification time.
     /// - Returns: the provenance, or `nil` when `contents` has no value at `key`.
-    public func provenance(of key: [String], in contents: PlistDictionary, fileDate: Date) -> PlistProvenance? {
+    public func provenance(of key: [String], in contents: PlistDictionary, fileDate: Date) -> SettingsProvenance? {
         guard let value = Self.value(at: key, in: contents) else { return nil }
-        var newest: PlistProvenance?
+        var newest: SettingsProvenance?
         Self.forEachLeaf(of: value, at: key) { path, leaf in
-            let digest = PlistProvenance.digest(of: leaf)
+            let digest = SettingsProvenance.digest(of: leaf)
             let found = entries[path].flatMap { $0.digest == digest ? $0 : nil }
                 ?? shadows[path]?.last(where: { $0.digest == digest })
-                ?? PlistProvenance(origin: entries[path] == nil && !isComplete ? .unknown : .changedOnDisk, date: fileDate, digest: digest)
+                ?? SettingsProvenance(origin: entries[path] == nil && !isComplete ? .unknown : .changedOnDisk, date: fileDate, digest: digest)
             if newest == nil || found.date > newest!.date { newest = found }
         }
         return newest
     }
 
     /// The line `settings explain` shows for `key` of the file at `target`: its provenance
-    /// (``PlistProvenance/summary``), or `nil` when the file has no value there. The one function
+    /// (``SettingsProvenance/summary``), or `nil` when the file has no value there. The one function
     /// that renders provenance from the companion directory.
     ///
     /// ```swift
-    /// PlistProvenanceLog.describe(key: ["Network", "timeout"], inFileAt: target)
+    /// SettingsProvenanceLog.describe(key: ["Network", "timeout"], inFileAt: target)
     /// // "set by MyApp pid 4121 at 2026-11-26 10:15:02 UTC"
     /// ```
     ///
@@ -676,7 +676,7 @@ public struct PlistProvenanceLog: Hashable, Sendable {
     /// `old` to `new`, walked with a stack of its own (no recursion on depth).
     ///
     /// ```swift
-    /// PlistProvenanceLog.changedLeaves(from: ["a": 1, "n": ["b": 2]], to: ["n": ["b": 3]])   // [["a"], ["n", "b"]]
+    /// SettingsProvenanceLog.changedLeaves(from: ["a": 1, "n": ["b": 2]], to: ["n": ["b": 3]])   // [["a"], ["n", "b"]]
     /// ```
     ///
     /// - Parameters:

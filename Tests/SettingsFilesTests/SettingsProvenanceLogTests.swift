@@ -7,14 +7,14 @@ import Testing
 import Glibc
 #endif
 
-/// `PlistProvenanceLog` and `PlistHistory`: who set each leaf of a file, and its saved versions.
-struct PlistProvenanceLogTests {
+/// `SettingsProvenanceLog` and `PlistHistory`: who set each leaf of a file, and its saved versions.
+struct SettingsProvenanceLogTests {
     @Test func digestsAreStableAndTellValuesApart() {
         // The same in every process and version: FNV-1a over a type tag, a length and the UTF-8.
-        #expect(PlistProvenance.digest(of: "a") == PlistProvenanceLogTests.fnv([1, 1, 0, 0, 0, 0, 0, 0, 0, 0x61]))
-        #expect(PlistProvenance.digest(of: "1") != PlistProvenance.digest(of: 1))
-        #expect(PlistProvenance.digest(of: ["a", "b"]) != PlistProvenance.digest(of: ["ab"]))
-        #expect(PlistProvenance.digest(of: ["k": 1]) != PlistProvenance.digest(of: ["k": 2]))
+        #expect(SettingsProvenance.digest(of: "a") == SettingsProvenanceLogTests.fnv([1, 1, 0, 0, 0, 0, 0, 0, 0, 0x61]))
+        #expect(SettingsProvenance.digest(of: "1") != SettingsProvenance.digest(of: 1))
+        #expect(SettingsProvenance.digest(of: ["a", "b"]) != SettingsProvenance.digest(of: ["ab"]))
+        #expect(SettingsProvenance.digest(of: ["k": 1]) != SettingsProvenance.digest(of: ["k": 2]))
     }
 
     static func fnv(_ bytes: [UInt8]) -> UInt64 {
@@ -27,20 +27,20 @@ struct PlistProvenanceLogTests {
         // As deep as readers accept (a deeper tree's own destruction would recurse in the runtime).
         var value = PlistValue.string("leaf")
         for _ in 0..<PlistNesting.maximumDepth { value = .array([value]) }
-        #expect(PlistProvenance.digest(of: value) != PlistProvenance.digest(of: "leaf"))
+        #expect(SettingsProvenance.digest(of: value) != SettingsProvenance.digest(of: "leaf"))
     }
 
     @Test func changedLeavesListsAddedRemovedAndChangedLeaves() {
         let old: PlistDictionary = ["a": 1, "n": ["b": 2, "c": 3], "gone": ["x": 1]]
         let new: PlistDictionary = ["a": 1, "n": ["b": 5, "c": 3], "added": 4]
-        let changed = Set(PlistProvenanceLog.changedLeaves(from: old, to: new))
+        let changed = Set(SettingsProvenanceLog.changedLeaves(from: old, to: new))
         #expect(changed == [["n", "b"], ["gone", "x"], ["added"]])
     }
 
     @Test func recordsLeavesAndReportsUnrecordedChangesAsChangedOnDisk() throws {
         var contents: PlistDictionary = ["Network": ["timeout": 30, "proxy": "p"], "volume": 1]
-        var log = PlistProvenanceLog()
-        let writer = PlistProvenance(origin: .write, process: "MyApp", pid: 4121, date: Date(timeIntervalSince1970: 100))
+        var log = SettingsProvenanceLog()
+        let writer = SettingsProvenance(origin: .write, process: "MyApp", pid: 4121, date: Date(timeIntervalSince1970: 100))
         log.record([["Network"], ["volume"]], in: contents, by: writer)
         #expect(log.entries.count == 3)
         let seen = Date(timeIntervalSince1970: 500)
@@ -65,29 +65,29 @@ struct PlistProvenanceLogTests {
         let dir = try TemporaryDirectory()
         let target = dir.path("settings.plist")
         try PlistValue.dictionary(["a/b": 1]).write(to: URL(filePath: target))
-        var log = PlistProvenanceLog()
-        log.record([["a/b"]], in: ["a/b": 1], by: PlistProvenance(origin: .tool, pid: 7, date: Date(timeIntervalSince1970: 0)))
+        var log = SettingsProvenanceLog()
+        log.record([["a/b"]], in: ["a/b": 1], by: SettingsProvenance(origin: .tool, pid: 7, date: Date(timeIntervalSince1970: 0)))
         try log.save(for: target)
-        #expect(try PlistProvenanceLog.load(for: target) == log)
+        #expect(try SettingsProvenanceLog.load(for: target) == log)
         var s = stat()
-        #expect(lstat(PlistProvenanceLog.path(for: target), &s) == 0)
+        #expect(lstat(SettingsProvenanceLog.path(for: target), &s) == 0)
         #expect(s.st_mode & 0o777 == 0o600)
-        #expect(try PlistProvenanceLog.describe(key: ["a/b"], inFileAt: target) == "set with the settings tool (pid 7) at 1970-01-01 00:00:00 UTC")
-        #expect(try PlistProvenanceLog.describe(key: ["nope"], inFileAt: target) == nil)
+        #expect(try SettingsProvenanceLog.describe(key: ["a/b"], inFileAt: target) == "set with the settings tool (pid 7) at 1970-01-01 00:00:00 UTC")
+        #expect(try SettingsProvenanceLog.describe(key: ["nope"], inFileAt: target) == nil)
     }
 
     @Test func aCorruptLogReadsAsEmpty() throws {
         let dir = try TemporaryDirectory()
         let target = dir.path("settings.plist")
         let meta = try PlistFile.makeCompanionDirectory(for: target)
-        try PlistFile.replace(meta + "/" + PlistProvenanceLog.fileName, with: Array("<plist><dict><key>".utf8), permissions: 0o600)
-        #expect(try PlistProvenanceLog.load(for: target).entries.isEmpty)
+        try PlistFile.replace(meta + "/" + SettingsProvenanceLog.fileName, with: Array("<plist><dict><key>".utf8), permissions: 0o600)
+        #expect(try SettingsProvenanceLog.load(for: target).entries.isEmpty)
     }
 
     @Test func historyKeepsTheNewestWithinCountAndByteBudget() throws {
         let dir = try TemporaryDirectory()
         let target = dir.path("settings.plist")
-        let writer = PlistProvenance(origin: .write, process: "MyApp", pid: 1, date: Date())
+        let writer = SettingsProvenance(origin: .write, process: "MyApp", pid: 1, date: Date())
         for i in 1...5 {
             let bytes = try PlistValue.dictionary(["i": .integer(PlistInteger(Int64(i)))]).encoded(as: .xml)
             #expect(try PlistHistory.keep(bytes, changed: [["i"]], by: writer, for: target, limits: .init(count: 3)) == i)
@@ -111,7 +111,7 @@ struct PlistProvenanceLogTests {
         try FileManager.default.createDirectory(atPath: elsewhere, withIntermediateDirectories: false)
         #expect(symlink(elsewhere, meta + "/" + PlistHistory.directoryName) == 0)
         #expect(throws: PlistFile.Failure.self) {
-            try PlistHistory.keep(Data(), changed: [], by: PlistProvenance(origin: .write, date: Date()), for: target)
+            try PlistHistory.keep(Data(), changed: [], by: SettingsProvenance(origin: .write, date: Date()), for: target)
         }
         #expect(throws: PlistFile.Failure.self) { try PlistHistory.list(for: target) }
         #expect(try FileManager.default.contentsOfDirectory(atPath: elsewhere).isEmpty)

@@ -1,22 +1,20 @@
-import SettingsPlist
-
 /// Reads plain JSON (what `plutil -convert json` and `settings print --json` write) as a
 /// property list: objects become dictionaries in their order (a repeated key keeps its last
 /// value), whole numbers integers, other numbers reals. `null` has no property-list form and is
 /// an error, as in `plutil`. Iterative where it nests, bounded by a depth limit.
-struct JSONReader {
+package struct JSONReader {
     let bytes: [UInt8]
     var p = 0
     var depth = 0
     static let maximumDepth = 512
 
-    init(_ bytes: [UInt8]) {
+    package init(_ bytes: [UInt8]) {
         self.bytes = bytes
         if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { p = 3 }
     }
 
     /// The document's one value.
-    mutating func read() throws(PlistError) -> PlistValue {
+    package mutating func read() throws(PlistError) -> PlistValue {
         let value = try readValue()
         skipSpace()
         guard p == bytes.count else { throw error(.syntax, "unexpected \(describe(p)) after the JSON value") }

@@ -4,32 +4,32 @@ import Foundation
 import SettingsTestSupport
 import Testing
 
-/// `PlistProvenanceLog.save(for:keepingEncoding:)`: a save that encodes only the entries changed
+/// `SettingsProvenanceLog.save(for:keepingEncoding:)`: a save that encodes only the entries changed
 /// since the last save or load writes a log that reads back the same as a full save's.
-struct PlistProvenanceLogKeptEncodingTests {
+struct SettingsProvenanceLogKeptEncodingTests {
     @Test func everyKindOfChangeReadsBackAsAFullSaveWouldWriteIt() throws {
         let dir = try TemporaryDirectory()
         let target = dir.path("settings.plist")
         var contents: PlistDictionary = ["n": ["a": 1, "b/c": 2], "x": 3]
         for i in 0..<40 { contents["k\(i)"] = .integer(PlistInteger(Int64(i))) }
-        let tool = PlistProvenance(origin: .tool, process: "settings", pid: 7, date: Date(timeIntervalSince1970: 10))
-        let app = PlistProvenance(origin: .write, process: "MyApp", pid: 8, date: Date(timeIntervalSince1970: 20))
-        var log = PlistProvenanceLog()
+        let tool = SettingsProvenance(origin: .tool, process: "settings", pid: 7, date: Date(timeIntervalSince1970: 10))
+        let app = SettingsProvenance(origin: .write, process: "MyApp", pid: 8, date: Date(timeIntervalSince1970: 20))
+        var log = SettingsProvenanceLog()
         log.record(contents.keys.map { [$0] }, in: contents, by: tool)
         try log.save(for: target, keepingEncoding: true)
-        #expect(try PlistProvenanceLog.load(for: target) == log)
+        #expect(try SettingsProvenanceLog.load(for: target) == log)
 
         // Changed, added and removed entries, one save each.
         contents["x"] = 4
         log.record([["x"]], in: contents, by: app)
         try log.save(for: target, keepingEncoding: true)
-        #expect(try PlistProvenanceLog.load(for: target) == log)
+        #expect(try SettingsProvenanceLog.load(for: target) == log)
         contents["new"] = ["deep": "v"]
         log.record([["new"]], in: contents, by: app)
         contents["n"] = nil
         log.prune(to: contents)
         try log.save(for: target, keepingEncoding: true)
-        #expect(try PlistProvenanceLog.load(for: target) == log)
+        #expect(try SettingsProvenanceLog.load(for: target) == log)
         #expect(log.entries[["new", "deep"]]?.origin == .write)
         #expect(log.entries[["n", "b/c"]] == nil)
 
@@ -38,22 +38,22 @@ struct PlistProvenanceLogKeptEncodingTests {
         let noted = log.noteUnrecorded([["k3"]], in: contents, seenAt: Date(timeIntervalSince1970: 30))
         #expect(noted)
         try log.save(for: target, keepingEncoding: true)
-        #expect(try PlistProvenanceLog.load(for: target) == log)
+        #expect(try SettingsProvenanceLog.load(for: target) == log)
         log.entries[["k4"]] = nil
         try log.save(for: target, keepingEncoding: true)
-        #expect(try PlistProvenanceLog.load(for: target) == log)
+        #expect(try SettingsProvenanceLog.load(for: target) == log)
 
         // Many removals at once, then a log loaded with its encoding kept and changed again.
         for i in 10..<40 { contents["k\(i)"] = nil }
         log.prune(to: contents)
         try log.save(for: target, keepingEncoding: true)
-        var loaded = try PlistProvenanceLog.load(for: target, keepingEncoding: true)
+        var loaded = try SettingsProvenanceLog.load(for: target, keepingEncoding: true)
         #expect(loaded == log)
         contents["k5"] = 55
         loaded.record([["k5"]], in: contents, by: tool)
         try loaded.save(for: target, keepingEncoding: true)
-        #expect(try PlistProvenanceLog.load(for: target) == loaded)
-        #expect(try PlistProvenanceLog.describe(key: ["k5"], inFileAt: target) == nil)  // no settings file written here
+        #expect(try SettingsProvenanceLog.load(for: target) == loaded)
+        #expect(try SettingsProvenanceLog.describe(key: ["k5"], inFileAt: target) == nil)  // no settings file written here
     }
 
     @Test func aLogReadAgainAfterAnotherWritersSaveIsTheLogOnDisk() throws {
@@ -61,21 +61,21 @@ struct PlistProvenanceLogKeptEncodingTests {
         let target = dir.path("settings.plist")
         var contents = PlistDictionary()
         for i in 0..<30 { contents["k\(i)"] = .integer(PlistInteger(Int64(i))) }
-        let mine = PlistProvenance(origin: .write, process: "MyApp", pid: 8, date: Date(timeIntervalSince1970: 20))
-        let theirs = PlistProvenance(origin: .sync, process: "Other", pid: 9, date: Date(timeIntervalSince1970: 30), device: "3F2A")
-        var log = PlistProvenanceLog()
+        let mine = SettingsProvenance(origin: .write, process: "MyApp", pid: 8, date: Date(timeIntervalSince1970: 20))
+        let theirs = SettingsProvenance(origin: .sync, process: "Other", pid: 9, date: Date(timeIntervalSince1970: 30), device: "3F2A")
+        var log = SettingsProvenanceLog()
         log.record(contents.keys.map { [$0] }, in: contents, by: mine)
         try log.save(for: target, keepingEncoding: true)
 
         // Another process changes one entry, adds one and removes two.
-        var other = try PlistProvenanceLog.load(for: target)
+        var other = try SettingsProvenanceLog.load(for: target)
         contents["k1"] = 100
         contents["k30"] = ["a/b": "new"]
         contents["k2"] = nil
         contents["k3"] = nil
         other.record([["k1"], ["k30"], ["k2"], ["k3"]], in: contents, by: theirs)
         try other.save(for: target)
-        let again = try PlistProvenanceLog.load(for: target, keepingEncoding: true, updating: log)
+        let again = try SettingsProvenanceLog.load(for: target, keepingEncoding: true, updating: log)
         #expect(again == other)
         #expect(again.entries[["k30", "a/b"]]?.device == "3F2A")
         #expect(again.entries[["k2"]] == nil)
@@ -83,9 +83,9 @@ struct PlistProvenanceLogKeptEncodingTests {
         // A log with an entry that does not read back is read whole, as without the previous log.
         let meta = PlistFile.companionDirectory(for: target)
         let broken: PlistDictionary = ["version": 1, "keys": ["k5": ["origin": "nonsense"], "k6": ["origin": "write", "date": .date(Date(timeIntervalSince1970: 40))]]]
-        try PlistFile.replace(meta + "/" + PlistProvenanceLog.fileName, with: PlistValue.dictionary(broken).encodedBytes(as: .binary), permissions: 0o600)
-        let read = try PlistProvenanceLog.load(for: target, keepingEncoding: true, updating: again)
-        #expect(try read == PlistProvenanceLog.load(for: target))
+        try PlistFile.replace(meta + "/" + SettingsProvenanceLog.fileName, with: PlistValue.dictionary(broken).encodedBytes(as: .binary), permissions: 0o600)
+        let read = try SettingsProvenanceLog.load(for: target, keepingEncoding: true, updating: again)
+        #expect(try read == SettingsProvenanceLog.load(for: target))
         #expect(read.entries.keys.map { $0 } == [["k6"]])
     }
 }

@@ -4,7 +4,7 @@ public import SettingsPlist
 /// `explain` and the `settings explain` tool print, built in one place.
 ///
 /// ```swift
-/// let report = PlistLayerReport(key: "Network/timeout", rows: [
+/// let report = SettingsExplanation(key: "Network/timeout", rows: [
 ///     .init(layer: "volatile", source: "environment variable MYAPP_NETWORK__TIMEOUT", value: nil),
 ///     .init(layer: "user", source: "/home/ada/.config/App/settings.plist", value: 60),
 ///     .init(layer: "defaults", source: "Defaults.plist", value: 30),
@@ -15,7 +15,7 @@ public import SettingsPlist
 /// // * user      /home/ada/.config/App/settings.plist: 60
 /// //   defaults  Defaults.plist: 30
 /// ```
-public struct PlistLayerReport: Hashable, Sendable, CustomStringConvertible {
+public struct SettingsExplanation: Hashable, Sendable, CustomStringConvertible {
     /// One place a value for the key can come from.
     public struct Row: Hashable, Sendable {
         /// The layer's name (`volatile`, `overrides`, `user`, `defaults`, or another layer's).
@@ -79,7 +79,7 @@ public struct PlistLayerReport: Hashable, Sendable, CustomStringConvertible {
 
     /// The report with every value under a secret-named key (password, token, apiKey…) shown
     /// as `<redacted>`, as the `settings` tool prints them.
-    public var redacted: PlistLayerReport {
+    public var redacted: SettingsExplanation {
         let secret = key.split(separator: "/").contains { PlistSecrets.isSecretName(String($0)) }
         var copy = self
         for index in copy.rows.indices {

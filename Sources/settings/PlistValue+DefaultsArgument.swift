@@ -3,8 +3,9 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import SettingsPlist
 
-// `defaults write` argument typing: only the `settings` tool needs it, so it is `package` API.
+// `defaults write` argument typing: only the `settings` tool reads it.
 
 extension PlistValue {
     /// The value for a typed `defaults write` argument: `defaults write domain key -type values...`.
@@ -30,7 +31,7 @@ extension PlistValue {
     ///   - type: the type flag, e.g. `"-int"`.
     ///   - values: the arguments after it; scalar types take exactly one.
     /// - Throws: ``PlistError/Code/invalidValue`` naming the type and the text it could not read.
-    package static func fromDefaultsArgument(type: String, _ values: [String]) throws(PlistError) -> PlistValue {
+    static func fromDefaultsArgument(type: String, _ values: [String]) throws(PlistError) -> PlistValue {
         try DefaultsArgument.value(type: type, values)
     }
 }
@@ -48,7 +49,7 @@ enum DefaultsArgument {
             }
             var dict = PlistDictionary(minimumCapacity: values.count / 2)
             for i in stride(from: 0, to: values.count, by: 2) {
-                _ = dict.insertFromReader(values[i], .string(values[i + 1]), keepFirst: false)
+                dict[values[i]] = .string(values[i + 1])  // a repeated key keeps its first place and its last value
             }
             return .dictionary(dict)
         case "string", "int", "integer", "float", "bool", "boolean", "date", "data":
