@@ -263,17 +263,18 @@ struct SettingsFile {
                 throw SettingsError(.invalidFile, path: error.target, detail: error.detail)
             }
         }
-        sweptLeftovers = true
         switch consume outcome {
-        case .busy(let lockPath):
+        case .busy(let lockPath):  // the lock was not taken: nothing was swept
             if lockWaiter == nil || lockWaiter?.hasFailed == true {
                 lockWaiter = LockWaiter(path: lockPath, onAcquired: onLockAcquired)
             }
             return .busy(lock: lockPath)
         case .unchanged:
+            sweptLeftovers = true
             if let taken { restore(taken) }  // the notes wait for the save that writes their keys
             return .nothing
         case .written(let written):
+            sweptLeftovers = true
             suspect = nil
             if let (destination, parseError) = written.current.movedAside {
                 var problem = SettingsError(.invalidFile, path: written.current.target, underlying: parseError)
