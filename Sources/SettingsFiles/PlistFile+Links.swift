@@ -137,7 +137,7 @@ extension PlistFile {
     ///
     /// - Parameter directory: the directory.
     /// - Returns: `true` when it exists, is a directory, and is the effective user's.
-    public static func belongsToUser(directory: String) -> Bool {
+    package static func belongsToUser(directory: String) -> Bool {
         ownerOfDirectory(directory) == geteuid()
     }
 }

@@ -151,7 +151,7 @@ extension PlistFile {
     /// end of mapped memory (seen: a crash saving 300 files at exit under load).
     ///
     /// - Parameter directory: the directory's path.
-    public static func entryNames(inDirectory directory: String) -> [String]? {
+    package static func entryNames(inDirectory directory: String) -> [String]? {
         guard let dir = opendir(directory.isEmpty ? "/" : directory) else { return nil }
         defer { closedir(dir) }
         let nameOffset = MemoryLayout<dirent>.offset(of: \.d_name) ?? 0
@@ -165,7 +165,7 @@ extension PlistFile {
     /// Flushes a directory's entries to disk (best effort: some file systems refuse it).
     ///
     /// - Parameter directory: the directory.
-    public static func syncDirectory(_ directory: String) {
+    package static func syncDirectory(_ directory: String) {
         let fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard fd >= 0 else { return }
         _ = flushToDisk(fd)
@@ -192,7 +192,7 @@ extension PlistFile {
     ///   - fd: an open descriptor.
     ///   - bytes: what to write.
     /// - Throws: ``Failure`` with the write's `errno`.
-    public static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) throws(Failure) {
+    package static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) throws(Failure) {
         guard let base = bytes.baseAddress else { return }
         var done = 0
         while done < bytes.count {

@@ -229,7 +229,7 @@ public enum PlistFile {
     ///   - sizeHint: the expected size, to allocate once.
     /// - Returns: the bytes.
     /// - Throws: ``Failure``: `EFBIG` past the limit, or the read's `errno`.
-    public static func readAll(_ fd: Int32, limit: Int = maximumSize, sizeHint: Int = 0) throws(Failure) -> [UInt8] {
+    package static func readAll(_ fd: Int32, limit: Int = maximumSize, sizeHint: Int = 0) throws(Failure) -> [UInt8] {
         var bytes = [UInt8](repeating: 0, count: min(max(sizeHint, 4096), limit) + 1)
         var count = 0
         while true {
@@ -267,7 +267,7 @@ public enum PlistFile {
     ///
     /// - Parameter n: a size in bytes.
     /// - Returns: the size in the largest binary unit it reaches, with the exact count.
-    public static func byteCount(_ n: Int) -> String {
+    package static func byteCount(_ n: Int) -> String {
         let units: [(Int, String)] = [(1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")]
         for (size, unit) in units where n >= size {
             let tenths = n * 10 / size
@@ -321,7 +321,7 @@ public enum PlistFile {
     ///
     /// - Parameter body: a system call returning a negative value on failure, with `errno` set.
     /// - Returns: the first result that is not a failure with `EINTR`.
-    public static func retrying<T: SignedInteger>(_ body: () -> T) -> T {
+    package static func retrying<T: SignedInteger>(_ body: () -> T) -> T {
         while true {
             let result = body()
             if result >= 0 || errno != EINTR { return result }

@@ -9,7 +9,7 @@ import Darwin
 
 /// The administrator's files for one domain: system-wide defaults
 /// (`<dir>/<app>/settings.plist`) and locked keys (`<dir>/<app>/locked.plist`) from each system
-/// directory, as ``load(application:from:)`` finds them.
+/// directory, as ``load(application:from:environment:limit:)`` finds them.
 ///
 /// Only files an administrator controls count (see ``trustRefusal(of:)``); any other is
 /// ignored and named in ``problems``. Locks are policy, not a sandbox: a user who controls their
