@@ -18,7 +18,7 @@ struct LeafChecksTests {
         let bad = [SettingsKey(components: [""]), SettingsKey(components: ["a\u{0}b"]),
                    SettingsKey(components: ["x\ny"]), SettingsKey(components: ["ctl\u{1}"])]
         var problems = a.sync.problems.makeAsyncIterator()
-        for (i, key) in bad.enumerated() { a.store.set(PlistValue(i), for: key) }
+        for (i, key) in bad.enumerated() { a.store[key] = PlistValue(i) }
         a.store["ok"] = "synced"
         try await a.synchronize()
         try await b.synchronize()

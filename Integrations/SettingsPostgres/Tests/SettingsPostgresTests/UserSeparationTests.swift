@@ -238,7 +238,7 @@ struct UserSeparationTests {
         let app2 = uniqueApp()
         let d = try TestDevice(app: app2, url: user.url, secrets: .notSynced.marking([.secret("Session")]))
         d.store["Account/password"] = "hunter2-SECRET"
-        d.store.set("cookie-SECRET", for: "Session/id")
+        d.store["Session/id"] = "cookie-SECRET"
         d.store["shown"] = 1
         try await d.synchronize()
         let keys = try await withTestConnection(user: (user.name, user.password)) { conn in
