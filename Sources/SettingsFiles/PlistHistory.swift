@@ -218,9 +218,14 @@ public enum PlistHistory {
     ///
     /// - Parameter target: the settings file (after the link rule).
     public static func removeAll(for target: String) {
+        removeAll(for: target, foldingProvenance: true)
+    }
+
+    /// ``removeAll(for:)``; without `foldingProvenance` when the provenance log goes too.
+    package static func removeAll(for target: String, foldingProvenance: Bool) {
         guard let directory = (try? existingDirectory(for: target)) ?? nil else { return }
         // The provenance the generations carry is folded into the log first.
-        SettingsProvenanceLog.fold(for: target)
+        if foldingProvenance { SettingsProvenanceLog.fold(for: target) }
         let (numbers, temporary) = listing(directory)
         for name in temporary { unlink(directory + "/" + name) }
         for n in numbers { unlink(directory + "/\(n).plist") }

@@ -76,7 +76,7 @@ package struct PlistRecorder: Sendable {
             // No history, no provenance: what was kept goes once, and nothing is known.
             if !removedForNoHistory {
                 removedForNoHistory = true
-                PlistHistory.removeAll(for: target)
+                PlistHistory.removeAll(for: target, foldingProvenance: false)  // the log goes too: nothing to fold it into
                 if (try? PlistFile.existingCompanionDirectory(for: target)) != nil { unlink(SettingsProvenanceLog.path(for: target)) }
             }
             return SettingsProvenanceLog.unknown
@@ -161,8 +161,7 @@ package struct PlistRecorder: Sendable {
             }
             if unrecorded {
                 let paths = seen.keys.sorted { $0.lexicographicallyPrecedes($1) }
-                var delta = log.takeDelta()
-                if let entries = delta, entries.count > Self.largestDelta { delta = nil }
+                let delta = Self.delta(of: &log)
                 if delta == nil { mustWriteLog = true }
                 let failure = attempt { () throws(PlistFile.Failure) in
                     let old: Data
@@ -215,8 +214,7 @@ package struct PlistRecorder: Sendable {
         log.prune(to: edit.contents)
         // The entries travel in the generation: one small file beside the settings file's own
         // replace. The log's own file is written whole only now and then.
-        var delta = log.takeDelta()
-        if let entries = delta, entries.count > Self.largestDelta { delta = nil }  // a large change: the log is written whole, bounded
+        let delta = Self.delta(of: &log)
         if delta == nil { mustWriteLog = true }
         let kept = attempt { () throws(PlistFile.Failure) in
             recorded.generation = try PlistHistory.keep(bytes, changed: changedOnce, by: writer, for: target, limits: limits,
@@ -237,6 +235,14 @@ package struct PlistRecorder: Sendable {
         }
         self.log = log
         return recorded
+    }
+
+    /// The entries a generation carries (``SettingsProvenanceLog/takeDelta()``), or `nil` when
+    /// the log must be written whole instead: changed as a whole, or a change larger than
+    /// ``largestDelta`` (the log's own bounds apply only where it is written whole).
+    private static func delta(of log: inout SettingsProvenanceLog) -> PlistDictionary? {
+        guard let entries = log.takeDelta(), entries.count <= largestDelta else { return nil }
+        return entries
     }
 
     /// Removes the generation recorded for a change that then did not happen (the file could

@@ -6,20 +6,18 @@ import Testing
 
 /// History and provenance at the cost of one small file per change (issue 29, part 3): the
 /// provenance log travels in the generations and is written whole only now and then.
-struct HistoryJournalTests {
-    let me = SettingsProvenance.thisProcess(.tool)
-
-    /// One change through the transaction, as every writer makes it.
-    private func change(_ path: String, _ key: String, _ value: PlistValue, recorder: inout PlistRecorder?,
-                        by writer: SettingsProvenance? = nil) throws {
-        _ = try SettingsFileTransaction.run(at: path, options: .init(), known: nil, recorder: &recorder) {
-            (current) throws(SettingsFileTransaction.Failure) -> SettingsFileTransaction.Edit? in
-            var contents = current.contents ?? PlistDictionary()
-            contents[key] = value
-            return .init(contents: contents, changed: [[key]], writer: writer ?? me)
-        }
+/// One change through the transaction, as every writer makes it (by the tool unless `writer`).
+private func change(_ path: String, _ key: String, _ value: PlistValue, recorder: inout PlistRecorder?,
+                    by writer: SettingsProvenance? = nil) throws {
+    _ = try SettingsFileTransaction.run(at: path, options: .init(), known: nil, recorder: &recorder) {
+        (current) throws(SettingsFileTransaction.Failure) -> SettingsFileTransaction.Edit? in
+        var contents = current.contents ?? PlistDictionary()
+        contents[key] = value
+        return .init(contents: contents, changed: [[key]], writer: writer ?? SettingsProvenance.thisProcess(.tool))
     }
+}
 
+struct HistoryJournalTests {
     @Test func aChangeWritesOneGenerationAndTheLogOnlyEverySixteenth() throws {
         let dir = try TemporaryDirectory()
         let path = dir.path("settings.plist")
@@ -119,17 +117,6 @@ struct HistoryJournalTests {
 /// Attacks on the journal (issue 29's review): histories removed behind the log's back, planted
 /// generation files that are not files, and numbers far ahead.
 struct HistoryJournalAttackTests {
-    let me = SettingsProvenance.thisProcess(.tool)
-
-    private func change(_ path: String, _ key: String, _ value: PlistValue, recorder: inout PlistRecorder?,
-                        by writer: SettingsProvenance? = nil) throws {
-        _ = try SettingsFileTransaction.run(at: path, options: .init(), known: nil, recorder: &recorder) {
-            (current) throws(SettingsFileTransaction.Failure) -> SettingsFileTransaction.Edit? in
-            var contents = current.contents ?? PlistDictionary()
-            contents[key] = value
-            return .init(contents: contents, changed: [[key]], writer: writer ?? me)
-        }
-    }
 
     /// The generations directory removed by hand (or by a purge whose fold could not write the
     /// log): numbers start again at 1 below the log's "through" mark, and the log must be written
