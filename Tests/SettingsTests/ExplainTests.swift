@@ -85,7 +85,7 @@ struct ExplainTests {
         try store.registerDefaults(contentsOf: dir.file("Defaults.plist"))
         store.registerRename(of: "Network/timeout", formerly: ["timeout"])
         store.applyEnvironment(prefix: "MANIFESTAPP", [:])
-        store.executor.runAndWait { store.writeLayersManifest() }  // the same work the store's thread was asked to do
+        try #require(store.backend).executor.runAndWait { store.writeLayersManifest() }  // the same work the store's thread was asked to do
 
         let manifest = try #require(try PlistLayersManifest.read(beside: dir.file().path))
         #expect(manifest.defaultsFiles == [dir.file("Defaults.plist").path])
@@ -105,7 +105,7 @@ struct ExplainTests {
         let reported = Mutex<[SettingsDiagnostic]>([])
         store.diagnosticsHandler = { d in reported.withLock { $0.append(d) } }
         try store.registerDefaults(contentsOf: dir.file("Defaults.plist"))
-        store.executor.runAndWait { store.writeLayersManifest() }  // the same work the store's thread was asked to do
+        try #require(store.backend).executor.runAndWait { store.writeLayersManifest() }  // the same work the store's thread was asked to do
         #expect(reported.withLock { $0 }.isEmpty, "\(reported.withLock { $0 })")
         let manifest = try #require(try PlistLayersManifest.read(beside: file.path))
         #expect(manifest.defaultsFiles == [dir.file("Defaults.plist").path])

@@ -15,13 +15,14 @@ struct PersistenceExecutorTests {
         let dir = try TemporaryDirectory()
         let store = SettingsStore.file(dir.file(), autosaveDelay: nil)
         let onExecutor = Mutex<[Bool]>([])
-        store.diagnosticsHandler = { _ in onExecutor.locked { $0.append(store.executor.isCurrent) } }
+        let executor = try #require(store.backend).executor
+        store.diagnosticsHandler = { _ in onExecutor.locked { $0.append(executor.isCurrent) } }
         try Data("garbage".utf8).write(to: dir.file())
         _ = store["a"]                                     // the load runs on the executor and reports there
         store["b"] = 1
         try await store.flush()
         #expect(onExecutor.locked { $0 } == [true, true])
-        #expect(!store.executor.isCurrent)
+        #expect(!executor.isCurrent)
     }
 
     @Test(.timeLimit(hangLimit)) func manyDistinctChangedKeysAreTrackedInLinearTime() async throws {

@@ -32,7 +32,7 @@ struct SettingsDiagnosticsTests {
         #expect(seen.locked { $0.count } == 2)
         // A reload of a malformed file, reported from the watcher's path.
         try Data("garbage".utf8).write(to: dir.file())
-        store.executor.runAndWait { store.reloadIfChanged() }  // on the store's thread, as the watcher does
+        try #require(store.backend).reloadOnThread(store)  // on the store's thread, as the watcher does
         #expect(seen.locked { $0.count } == 3)
         try await store.flush()
         #expect(try PlistValue(contentsOf: dir.file()).dictionaryValue?["fromHandler"] != nil)

@@ -74,7 +74,7 @@ struct SettingsFileFaultsTests {
         let flush = Task { try await store.flush() }
         _ = await nextStatus(&updates) { $0.waitingForFileToSettle }
         try PlistValue.dictionary(["a": 1, "edited": true]).write(to: dir.file())  // the editor finished
-        store.executor.runAndWait { store.reloadIfChanged() }  // on the store's thread, as the watcher does
+        try #require(store.backend).reloadOnThread(store)  // on the store's thread, as the watcher does
         try await flush.value
         #expect(try PlistValue(contentsOf: dir.file()) == ["a": 1, "edited": true, "b": 2])
         #expect(store.persistenceStatus.movedAside == nil)

@@ -11,46 +11,69 @@ import Synchronization
 /// persistence found (readable without waiting for it), who listens to that, whether the file
 /// watcher holds an entry for it, the provenance it publishes, and its own persistence thread.
 ///
-/// In-memory stores have none: no file, no thread, no watch, no status, no history.
+/// In-memory stores have none: no file, no thread, no watch, no status, no history, and no
+/// executor (``SettingsStore`` itself is a plain actor).
 ///
-/// The file (``SettingsFile``: load, save, merge, reload) is used only by the job the executor is
-/// running (its thread, or a caller that runs its queue while nobody owns it; jobs never
-/// overlap). It sits in a `Mutex` so that rule is checked by the compiler rather than argued: the
-/// lock is never contended, and is held only for one step of the file (never while user code,
-/// observers or diagnostics handlers run: their work is collected and delivered after).
-final class FileBackend: Sendable {
+/// An actor whose executor is the store's own ``PersistenceExecutor`` thread: the file
+/// (``SettingsFile``: load, save, merge, reload), the place in the queue for another process's
+/// lock, and whether the layers manifest was written are its isolated state, so the compiler
+/// confines them to that thread. The store's persistence steps are functions isolated to it
+/// (`_ backend: isolated FileBackend`): awaited from tasks, or entered synchronously with
+/// `assumeIsolated` by work the executor runs (autosave timers, the file watcher, `flushNow()`,
+/// the exit save), whose thread the executor's `checkIsolated()` vouches for. None of them runs
+/// user code: observers and diagnostics handlers are called after each step, with no lock held.
+///
+/// What other threads read without waiting for the disk (status, listeners, the watch flag,
+/// published provenance) is `Sendable` state behind its own small locks (see ``StoreValues``
+/// for the order of locks).
+actor FileBackend {
     /// How the file is kept: timings and limits.
-    let options: PersistenceOptions
-    /// The file, used only on ``executor`` (see ``withFile(_:)``).
-    private let file: Mutex<SettingsFile>
-    /// What the store's persistence has found and done, readable without waiting for it.
-    let status: Mutex<SettingsStore.PersistenceStatus>
-    /// Who listens to ``SettingsStore/persistenceUpdates``.
-    let statusListeners = Mutex(StatusListeners())
-    /// Whether the file watcher holds an entry for the store (given back when it is freed).
-    let watched = Atomic<Bool>(false)
+    nonisolated let options: PersistenceOptions
+    /// The file: used only isolated to this actor, on its thread.
+    var file: SettingsFile
+    /// This store's place in the queue for the file's lock while another process holds it
+    /// (see ``LockWaiter``); dropping it gives the place up.
+    var lockWaiter: LockWaiter?
     /// Whether the `layers.plist` manifest was brought up to date after the first save.
-    let manifestChecked = Atomic<Bool>(false)
+    var manifestChecked = false
+    /// What the store's persistence has found and done, readable without waiting for it.
+    nonisolated let status: Mutex<SettingsStore.PersistenceStatus>
+    /// Who listens to ``SettingsStore/persistenceUpdates``.
+    nonisolated let statusListeners = Mutex(StatusListeners())
+    /// Whether the file watcher holds an entry for the store (given back when it is freed).
+    nonisolated let watched = Atomic<Bool>(false)
     /// Provenance of the file's keys and notes of non-write origins (see
     /// SettingsFile+History.swift). Never touched by `@Setting` reads or writes.
-    let history = StoreHistory()
+    nonisolated let history = StoreHistory()
     /// The administrator's files' problems already reported (each is reported once while it lasts).
-    let reportedSystemProblems = Mutex<Set<String>>([])
+    nonisolated let reportedSystemProblems = Mutex<Set<String>>([])
     /// The store's own persistence thread (started by its first job).
-    let executor = PersistenceExecutor()
+    nonisolated let executor = PersistenceExecutor()
+
+    /// Everything isolated to the backend runs on the store's persistence thread.
+    nonisolated var unownedExecutor: UnownedSerialExecutor {
+        executor.asUnownedSerialExecutor()
+    }
 
     init(url: URL, options: PersistenceOptions, format: PlistFormat) {
         self.options = options
         var file = SettingsFile(url: url, format: format, options: options)
         file.history = history
-        self.file = Mutex(file)
+        self.file = file
         self.status = Mutex(SettingsStore.PersistenceStatus(format: format))
     }
 
-    /// Runs one step of the file (load, save, reload): only on ``executor``, with no user code
-    /// called from `body`.
-    func withFile<R: ~Copyable, E: Error>(_ body: (inout SettingsFile) throws(E) -> R) throws(E) -> R {
-        assert(executor.isCurrent, "a settings file was used outside its store's persistence thread")
-        return try file.locked { (f: inout SettingsFile) throws(E) -> R in try body(&f) }
+    /// Runs `body` isolated to the backend, synchronously: only from work its executor runs
+    /// (the executor's `checkIsolated()` stops the process on any other thread).
+    nonisolated func onThread<T: Sendable, E: Error>(_ body: @Sendable (isolated FileBackend) throws(E) -> T) throws(E) -> T {
+        try assumeIsolated { backend in Result { () throws(E) -> T in try body(backend) } }.get()
+    }
+}
+
+extension FileBackend {
+    /// Looks at `store`'s file on the persistence thread and waits for it, as the file watcher's
+    /// request does (for tests and the store's own synchronous callers).
+    nonisolated func reloadOnThread(_ store: SettingsStore) {
+        executor.runAndWait { self.onThread { store.reloadIfChanged($0) } }
     }
 }

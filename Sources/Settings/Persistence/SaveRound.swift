@@ -112,7 +112,12 @@ final class SaveRound: Sendable {
             if let next = state.locked({ $0.queued.popFirst() }) { save(next) }
             return
         }
-        store.executor.submit { [self] in
+        guard let executor = store.backend?.executor else {
+            finished(store, nil)  // an in-memory store has nothing to save
+            save(lane.dropFirst())
+            return
+        }
+        executor.submit { [self] in
             if let clock = Self.threadCPUClock() {
                 state.locked { $0.workers[ObjectIdentifier(store)] = (clock, Self.cpuTime(clock)) }
             }

@@ -46,12 +46,6 @@ struct SettingsFile {
         var identity: PlistFile.Identity
         var since: ContinuousClock.Instant
     }
-    /// This store's place in the queue for the lock while another process holds it (see
-    /// ``LockWaiter``); dropping it gives the place up.
-    var lockWaiter: LockWaiter?
-    /// Called (on the waiter's thread) when a ``LockWaiter`` got the lock: asks the store for a
-    /// save attempt now.
-    var onLockAcquired: @Sendable () -> Void = {}
     /// Whether temporary files left by crashed writers were removed (once per process).
     var sweptLeftovers = false
     /// Whether falling back to binary because XML cannot carry a value was reported.
@@ -167,8 +161,8 @@ struct SettingsFile {
 
     // MARK: Saving
 
-    /// What one save writes, taken from the store under the file lock (so saves never overtake
-    /// each other) and given back when the save fails.
+    /// What one save writes: taken from the store by its save (the store's saves run one at a
+    /// time, on its persistence thread) and given back to it when the save does not write it.
     struct SaveBatch {
         /// The store's user layer.
         var values: PlistDictionary
@@ -181,43 +175,37 @@ struct SettingsFile {
         var notes: [[String]: SettingsProvenance] = [:]
     }
 
-    /// What one attempt to save did.
-    enum SaveStep<R: ~Copyable>: ~Copyable {
-        /// Nothing was changed since the last save.
-        case nothing
+    /// What one attempt to save did. Every outcome but ``saved(_:)`` leaves the batch unsaved:
+    /// the store gives it back.
+    enum SaveOutcome {
+        /// The file already held every change: nothing was written.
+        case unchanged
         /// Another process holds the lock (at this path): try again later.
         case busy(lock: String)
         /// The file on disk is malformed; it is looked at again after this long before it is
         /// moved aside.
         case settling(Duration)
-        /// Saved; what `reconcile` returned.
-        case saved(R)
+        /// Saved: the file's contents now.
+        case saved(PlistDictionary)
+        /// Not saved, for this reason (the next attempt looks again).
+        case failed(SettingsError)
     }
 
-    /// Tries once to write this process's changes into the file, as one
+    /// Tries once to write `batch` (this process's changes) into the file, as one
     /// ``SettingsFileTransaction`` (the change every writer of a settings file makes): under the
-    /// lock (taken without waiting), the file's current contents are read when another process
-    /// changed it, the changed key paths are set to their values in this process (or removed),
-    /// history and provenance are recorded, and the result replaces the file durably. A
-    /// malformed file on disk is moved aside once it has stayed malformed for the settle delay,
-    /// never overwritten; one that cannot be read is never touched (the save throws, and the
-    /// next attempt looks again).
+    /// lock (`held`, or taken without waiting), the file's current contents are read when another
+    /// process changed it, the changed key paths are set to their values in this process (or
+    /// removed), history and provenance are recorded, and the result replaces the file durably.
+    /// A malformed file on disk is moved aside once it has stayed malformed for the settle delay,
+    /// never overwritten; one that cannot be read is never touched (the next attempt looks again).
+    ///
+    /// The batch is taken by the store before the call, and the outcome says what became of it:
+    /// nothing here calls back into the store.
     ///
     /// - Parameters:
-    ///   - snapshot: takes the store's user layer and the key paths changed since the last save
-    ///     (called with the file lock held, so saves never overtake each other).
-    ///   - restore: gives the batch back when the save fails.
-    ///   - reconcile: brings the store up to date with the file's new contents.
-    mutating func save<R: ~Copyable>(
-        hasChanges: Bool,
-        snapshot: () -> SaveBatch,
-        restore: (SaveBatch) -> Void,
-        reconcile: (PlistDictionary) -> R
-    ) throws(SettingsError) -> SaveStep<R> {
-        guard hasChanges else {
-            lockWaiter = nil  // a place in the lock's queue is not needed any more
-            return .nothing
-        }
+    ///   - batch: the store's user layer and the key paths changed since the last save.
+    ///   - held: the file's lock, when a ``LockWaiter`` already took it.
+    mutating func save(_ batch: SaveBatch, held: PlistFile.Lock?) -> SaveOutcome {
         var transaction = SettingsFileTransaction.Options()
         transaction.maximumSize = options.maximumFileSize
         transaction.lockWait = .none
@@ -226,10 +214,6 @@ struct SettingsFile {
         if let suspect, ContinuousClock.now - suspect.since >= options.settleDelay {
             transaction.malformed = .moveAside(ifStill: suspect.identity, keeping: options.quarantineLimit)
         }
-        let held = lockWaiter?.take()
-        if held != nil { lockWaiter = nil }
-        var taken: SaveBatch?
-        let history = self.history
         let outcome: SettingsFileTransaction.Outcome
         do {
             outcome = try SettingsFileTransaction.run(
@@ -237,16 +221,11 @@ struct SettingsFile {
                 known: known.map { .init(identity: $0, contents: contents, format: format) },
                 held: held, recorder: &recorder
             ) { (current) throws(SettingsFileTransaction.Failure) -> SettingsFileTransaction.Edit? in
-                var batch = snapshot()
-                batch.notes = history?.takeNotes() ?? [:]
-                taken = batch
-                guard !batch.changed.isEmpty else { return nil }
                 let merged = Self.merge(batch, into: current.movedAside == nil ? current.contents ?? PlistDictionary() : nil)
                 return .init(contents: merged, changed: batch.changed.map(\.components),
                              writer: SettingsProvenance.thisProcess(.write), writers: batch.notes)
             }
         } catch {
-            if let taken { restore(taken) }
             switch error.kind {
             case .malformed(let identity, _):
                 // Looked at again after the settle delay: moved aside only if still the same.
@@ -258,21 +237,17 @@ struct SettingsFile {
             case .unusable:
                 var problem = SettingsError(.invalidFile, path: error.target, detail: error.detail)
                 problem.append(detail: "not saved; the changes are kept in memory")
-                throw problem
+                return .failed(problem)
             default:
-                throw SettingsError(.invalidFile, path: error.target, detail: error.detail)
+                return .failed(SettingsError(.invalidFile, path: error.target, detail: error.detail))
             }
         }
         switch consume outcome {
         case .busy(let lockPath):  // the lock was not taken: nothing was swept
-            if lockWaiter == nil || lockWaiter?.hasFailed == true {
-                lockWaiter = LockWaiter(path: lockPath, onAcquired: onLockAcquired)
-            }
             return .busy(lock: lockPath)
         case .unchanged:
             sweptLeftovers = true
-            if let taken { restore(taken) }  // the notes wait for the save that writes their keys
-            return .nothing
+            return .unchanged
         case .written(let written):
             sweptLeftovers = true
             suspect = nil
@@ -293,7 +268,7 @@ struct SettingsFile {
             contents = written.known.contents
             finishSave(merged: contents)
             writes += 1
-            return .saved(reconcile(contents))
+            return .saved(contents)
         }
     }
 
@@ -331,7 +306,7 @@ struct SettingsFile {
     /// when it did not (a process's own writes are recognised by identity and not reloaded).
     /// A file that is missing reads as empty; one that does not parse or cannot be used is
     /// reported once and ignored until it changes again (the values in memory stay).
-    mutating func reloadIfChanged<R: ~Copyable>(reconcile: (PlistDictionary) -> R) -> R? {
+    mutating func reloadIfChanged() -> PlistDictionary? {
         let target: PlistFile.Target
         let current: PlistFile.Identity?
         do {
@@ -347,7 +322,7 @@ struct SettingsFile {
             guard !contents.isEmpty else { return nil }
             contents = PlistDictionary()
             reloads += 1
-            return reconcile(contents)
+            return contents
         case .parsed(let dictionary, let format, let identity):
             known = identity
             self.format = format
@@ -357,7 +332,7 @@ struct SettingsFile {
             if changed { noteReload(old: contents, new: dictionary, target: target.path) }
             contents = dictionary
             if loadError != nil, movedAside == nil { loadError = nil }  // fixed by hand
-            return changed ? reconcile(dictionary) : nil
+            return changed ? dictionary : nil
         case .malformed(var problem, let identity):
             if reported != identity {
                 reported = identity

@@ -9,14 +9,15 @@ import Synchronization
 extension SettingsStore {
     /// Starts a save after the autosave delay (once per burst of changes).
     nonisolated func scheduleSave() {
-        guard persistence?.autosaveDelay != nil else { return }
-        Task { await self.runAutosave() }  // holds the store until its changes are saved
+        guard let backend, backend.options.autosaveDelay != nil else { return }
+        Task { await self.runAutosave(backend) }  // holds the store until its changes are saved
     }
 
     /// Waits for the autosave delay, then saves; retries with backoff while the lock is busy or
     /// the save fails, reporting a failure once; ends when nothing is left to save.
-    func runAutosave() async {
-        guard let options = persistence, let delay = options.autosaveDelay else { return }
+    func runAutosave(_ backend: isolated FileBackend) async {
+        let options = backend.options
+        guard let delay = options.autosaveDelay else { return }
         try? await Task.sleep(for: delay)
         var backoff = Duration.milliseconds(100)
         var busySince: ContinuousClock.Instant?
@@ -27,7 +28,7 @@ extension SettingsStore {
         while true {
             var pause = delay
             do {
-                switch try saveOnce() {
+                switch try saveOnce(backend) {
                 case .nothing, .saved:
                     failureReported = false
                     lockReported = false
@@ -66,6 +67,10 @@ extension SettingsStore {
     /// Tries a save on the store's thread as soon as it is free (called when a ``LockWaiter``
     /// got the lock another process held).
     nonisolated func saveSoon() {
-        executor.schedule(after: .zero) { [weak self] in _ = try? self?.saveOnce() }
+        guard let backend else { return }
+        backend.executor.schedule(after: .zero) { [weak self] in
+            guard let self else { return }
+            _ = backend.onThread { try? self.saveOnce($0) }
+        }
     }
 }

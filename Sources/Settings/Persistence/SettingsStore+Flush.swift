@@ -28,15 +28,15 @@ extension SettingsStore {
     ///   be created, the disk is full, permission denied, or the file cannot be read and so is
     ///   left alone). The unsaved changes are kept and saved by a later flush or autosave.
     public nonisolated func flush() async throws(SettingsError) {
-        guard backend != nil else { return }  // an in-memory store has no thread to hop to
-        try await flushOnExecutor()
+        guard let backend else { return }  // an in-memory store has nothing to save
+        try await flush(backend)
     }
 
-    /// ``flush()`` on the store's executor (the actor's isolation is its persistence thread).
-    private func flushOnExecutor() async throws(SettingsError) {
-        loadIfNeeded()  // the wait for another process starts once the file is loaded
+    /// ``flush()`` isolated to the backend: on the store's persistence thread.
+    private func flush(_ backend: isolated FileBackend) async throws(SettingsError) {
+        loadIfNeeded(backend)  // the wait for another process starts once the file is loaded
         var retry = FlushRetry(self)
-        while let pause = try retry.pause(after: saveOnce()) {
+        while let pause = try retry.pause(after: saveOnce(backend)) {
             try? await Task.sleep(for: pause)
         }
     }
@@ -59,10 +59,10 @@ extension SettingsStore {
     /// the store's own ``PersistenceOptions/lockTimeout`` (`nil`: the store's): the termination
     /// save waits as long as its caller allowed.
     nonisolated func flushNow(waitingAtMost limit: Duration?) throws(SettingsError) {
-        guard persistence != nil else { return }
+        guard let backend else { return }
         ensureLoaded()  // the wait for another process starts once the file is loaded
         var retry = FlushRetry(self, limit: limit)
-        while let pause = try retry.pause(after: executor.run { () throws(SettingsError) in try self.saveOnce() }) {
+        while let pause = try retry.pause(after: backend.executor.run { () throws(SettingsError) in try backend.onThread { (b) throws(SettingsError) in try self.saveOnce(b) } }) {
             pauseThread(for: pause)
         }
     }

@@ -98,13 +98,13 @@ extension SettingsStore {
     /// - Returns: the generations (empty for an in-memory store or a file with no history yet).
     /// - Throws: ``SettingsError`` (`.invalidFile`) when the history cannot be read safely.
     public nonisolated func history() async throws(SettingsError) -> [SettingsGeneration] {
-        guard backend != nil else { return [] }  // an in-memory store keeps no history
-        return try await historyOnExecutor()
+        guard let backend else { return [] }  // an in-memory store keeps no history
+        return try await history(backend)
     }
 
-    /// ``history()`` on the store's executor (reading the history is blocking file work).
-    private func historyOnExecutor() throws(SettingsError) -> [SettingsGeneration] {
-        let path = try filePath()
+    /// ``history()`` on the store's persistence thread (reading the history is blocking file work).
+    private func history(_ backend: isolated FileBackend) throws(SettingsError) -> [SettingsGeneration] {
+        let path = try backend.file.resolved().file.path
         do {
             return try PlistHistory.list(for: path).map(SettingsGeneration.init)
         } catch {
@@ -130,19 +130,15 @@ extension SettingsStore {
     /// - Throws: ``SettingsError``: `.invalidFile` when the generation is not kept or does not
     ///   parse, or as ``flush()`` does.
     public nonisolated func restore(_ number: Int, keys: [SettingsKey]? = nil) async throws(SettingsError) {
-        guard backend != nil else { return }  // an in-memory store keeps no history
-        try await restoreOnExecutor(number, keys: keys)
+        guard let backend else { return }  // an in-memory store keeps no history
+        try await restore(number, keys: keys, backend)
     }
 
-    /// The file's path after following links (on the store's executor).
-    private func filePath() throws(SettingsError) -> String {
-        try backend?.withFile { (file: inout SettingsFile) throws(SettingsError) in try file.resolved().file.path } ?? ""
-    }
-
-    /// ``restore(_:keys:)`` on the store's executor (reading a generation is blocking file work).
-    private func restoreOnExecutor(_ number: Int, keys: [SettingsKey]?) async throws(SettingsError) {
+    /// ``restore(_:keys:)`` on the store's persistence thread (reading a generation is blocking
+    /// file work).
+    private func restore(_ number: Int, keys: [SettingsKey]?, _ backend: isolated FileBackend) async throws(SettingsError) {
         try await flush()
-        let path = try filePath()
+        let path = try backend.file.resolved().file.path
         let kept: PlistDictionary
         do {
             guard let generation = try PlistHistory.generation(number, for: path) else {
@@ -156,7 +152,7 @@ extension SettingsStore {
         }
         // What another process wrote since this store last looked is seen first, so the restore
         // replaces it too: the file becomes generation `number` for the keys restored.
-        reloadIfChanged()
+        reloadIfChanged(backend)
         let current = values.storage.locked { $0[.user] }
         let paths = keys ?? kept.changedLeafPaths(from: current)
         applyToUserLayer(paths.map { ($0, kept.value(at: $0.components)) }, origin: .write)

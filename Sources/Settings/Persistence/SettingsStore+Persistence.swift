@@ -30,21 +30,18 @@ extension SettingsStore.State {
 }
 
 nonisolated extension SettingsStore {
-    /// Reads the file at first use, on the store's executor; the caller waits (once).
+    /// Reads the file at first use, on the store's persistence thread; the caller waits (once).
     func loadFile() {
-        guard backend != nil else { return }
-        executor.runAndWait { self.loadIfNeeded() }
+        guard let backend else { return }
+        backend.executor.runAndWait { backend.onThread { self.loadIfNeeded($0) } }
     }
 
-    /// Loads the file if that was not done yet (on the store's executor; see ``ensureLoaded()``).
-    func loadIfNeeded() {
-        guard !loaded.load(ordering: .acquiring), let backend else { return }
-        let (contents, diagnostics) = backend.withFile { file in
-            file.onLockAcquired = { [weak self] in self?.saveSoon() }
-            let contents = file.load()
-            defer { file.diagnostics = [] }
-            return (contents, file.diagnostics)
-        }
+    /// Loads the file if that was not done yet (isolated to the backend; see ``ensureLoaded()``).
+    func loadIfNeeded(_ backend: isolated FileBackend) {
+        guard !loaded.load(ordering: .acquiring) else { return }
+        let contents = backend.file.load()
+        let diagnostics = backend.file.diagnostics
+        backend.file.diagnostics = []
         let system = readSystemFiles()  // hook (locks): in the same step as the user's file
         values.storage.locked { s in
             s.modify(.user) { $0 = contents }
@@ -53,77 +50,82 @@ nonisolated extension SettingsStore {
             s.autosaves = backend.options.autosaveDelay != nil
             values.generationCounter.add(1, ordering: .releasing)
         }
-        publishStatus()
+        publishStatus(backend)
         loaded.store(true, ordering: .releasing)
         moveRenamedKeys(in: .user)  // values under old names move to their new keys
         diagnostics.forEach(report)
         if let system { reportSystemProblems(system.fresh) }
-        startWatchingSoon()
+        startWatchingSoon(backend)
     }
 
-    /// Reports what the file found since the last step (never from inside ``FileBackend/withFile(_:)``:
-    /// a diagnostics handler may flush).
-    func deliverFileDiagnostics() {
-        guard let backend else { return }
-        let pending = backend.withFile { file in
-            defer { file.diagnostics = [] }
-            return file.diagnostics
-        }
+    /// Reports what the file found since the last step (after it: a diagnostics handler may
+    /// flush, and no lock is held here).
+    func deliverFileDiagnostics(_ backend: isolated FileBackend) {
+        let pending = backend.file.diagnostics
+        backend.file.diagnostics = []
         pending.forEach(report)
     }
 
-    /// One save attempt, on the store's executor: saves pending changes if the lock is free and
-    /// the file is usable.
-    func saveOnce() throws(SettingsError) -> SaveResult {
-        loadIfNeeded()
-        guard let backend else { return .nothing }
-        let hasChanges = values.storage.locked { !$0.dirty.isEmpty }
-        let step: SettingsFile.SaveStep<Announcement?>
-        do {
-            step = try backend.withFile { (file: inout SettingsFile) throws(SettingsError) in
-                try file.save(
-                    hasChanges: hasChanges,
-                    snapshot: {
-                        values.storage.locked { s in
-                            defer { s.renameRemovals = [:] }
-                            return SettingsFile.SaveBatch(values: s[.user], changed: s.takeDirty(), removedIfUnchanged: s.renameRemovals)
-                        }
-                    },
-                    restore: { batch in
-                        values.storage.locked { s in
-                            s.restoreDirty(batch.changed)
-                            s.renameRemovals.merge(batch.removedIfUnchanged) { current, _ in current }
-                        }
-                        history?.restore(notes: batch.notes)
-                    },
-                    reconcile: { contents in adopt(contents) }
-                )
-            }
-        } catch {
-            publishStatus(saveError: .some(error))
-            deliverFileDiagnostics()
-            throw error
+    /// One save attempt, on the store's persistence thread: takes the changes made since the
+    /// last save (the batch), hands them to the file, and acts on the outcome: the batch given
+    /// back when it was not written, the file's new contents adopted and announced when it was.
+    func saveOnce(_ backend: isolated FileBackend) throws(SettingsError) -> SaveResult {
+        loadIfNeeded(backend)
+        let taken = values.storage.locked { s -> SettingsFile.SaveBatch? in
+            guard !s.dirty.isEmpty else { return nil }
+            defer { s.renameRemovals = [:] }
+            return SettingsFile.SaveBatch(values: s[.user], changed: s.takeDirty(), removedIfUnchanged: s.renameRemovals)
         }
-        switch consume step {
-        case .nothing:
+        guard var batch = taken else {
+            backend.lockWaiter = nil  // a place in the lock's queue is not needed any more
+            releaseIfClean()
+            return .nothing
+        }
+        batch.notes = history?.takeNotes() ?? [:]
+        let held = backend.lockWaiter?.take()
+        if held != nil { backend.lockWaiter = nil }
+        let outcome = backend.file.save(batch, held: held)
+        if case .saved = outcome {} else { giveBack(batch) }
+        switch outcome {
+        case .unchanged:
             releaseIfClean()
             return .nothing
         case .busy(let lock):
+            if backend.lockWaiter == nil || backend.lockWaiter?.hasFailed == true {
+                backend.lockWaiter = LockWaiter(path: lock, onAcquired: { [weak self] in self?.saveSoon() })
+            }
             return .busy(lock: lock)
         case .settling(let wait):
-            publishStatus(settling: true)
-            deliverFileDiagnostics()
+            publishStatus(backend, settling: true)
+            deliverFileDiagnostics(backend)
             return .settling(wait)
-        case .saved(let announcement):
+        case .failed(let error):
+            publishStatus(backend, saveError: .some(error))
+            deliverFileDiagnostics(backend)
+            throw error
+        case .saved(let contents):
+            let announcement = adopt(contents)
             // After the first save (the companion directory exists by then): the manifest records
             // this program's history limits for the tool, and any earlier program's are replaced.
-            if !backend.manifestChecked.exchange(true, ordering: .relaxed) { writeLayersManifest() }
-            publishStatus(saveError: .some(nil))
+            if !backend.manifestChecked {
+                backend.manifestChecked = true
+                writeLayersManifest()
+            }
+            publishStatus(backend, saveError: .some(nil))
             releaseIfClean()
-            deliverFileDiagnostics()
+            deliverFileDiagnostics(backend)
             deliver(announcement)
             return .saved
         }
+    }
+
+    /// Gives a batch that was not written back to the store, before any change made since.
+    private func giveBack(_ batch: SettingsFile.SaveBatch) {
+        values.storage.locked { s in
+            s.restoreDirty(batch.changed)
+            s.renameRemovals.merge(batch.removedIfUnchanged) { current, _ in current }
+        }
+        history?.restore(notes: batch.notes)
     }
 
     /// Lets the store go from ``PendingSaves`` when it has no unsaved changes.
@@ -143,39 +145,47 @@ nonisolated extension SettingsStore {
     }
 
     /// Looks at the file and, when another process or a person changed it, reloads it and
-    /// announces the keys whose effective values changed. Called by the file watcher, on the
-    /// store's executor.
-    func reloadIfChanged() {
-        guard loaded.load(ordering: .acquiring), let backend else { return }
-        let announcement = backend.withFile { file in file.reloadIfChanged(reconcile: { adopt($0) }) }
-        publishStatus()
-        deliverFileDiagnostics()
-        if let announcement = consume announcement { deliver(announcement) }
+    /// announces the keys whose effective values changed (on the store's persistence thread:
+    /// the file watcher asks for it with ``reloadSoon()``).
+    func reloadIfChanged(_ backend: isolated FileBackend) {
+        guard loaded.load(ordering: .acquiring) else { return }
+        var announcement: Announcement?
+        if let changed = backend.file.reloadIfChanged() { announcement = adopt(changed) }
+        publishStatus(backend)
+        deliverFileDiagnostics(backend)
+        deliver(announcement)
         moveRenamedKeys(in: .user)  // an older program may have written an old name
         reloadSystemFiles()  // hook (locks): the administrator's files, looked at with the user's
     }
 
-    /// Looks at the file on the store's executor, without waiting (see ``reloadIfChanged()``).
+    /// Looks at the file on the store's persistence thread, without waiting (see
+    /// ``reloadIfChanged(_:)``).
     func reloadSoon() {
-        executor.submit { [weak self] in self?.reloadIfChanged() }
+        guard let backend else { return }
+        backend.executor.submit { [weak self] in
+            guard let self else { return }
+            backend.onThread { self.reloadIfChanged($0) }
+        }
     }
 
     /// Starts watching the file for changes made elsewhere a moment after it was loaded: a
     /// program that reads a value and exits never pays for a watch (an inotify instance makes
     /// the kernel wait several milliseconds at exit). Changes made before the watch starts are
     /// found when it does.
-    func startWatchingSoon() {
-        guard let mode = persistence?.externalChanges, mode != .ignored else { return }
-        executor.schedule(after: .milliseconds(150)) { [weak self] in self?.startWatching(mode) }
+    func startWatchingSoon(_ backend: isolated FileBackend) {
+        let mode = backend.options.externalChanges
+        guard mode != .ignored else { return }
+        backend.executor.schedule(after: .milliseconds(150)) { [weak self] in
+            guard let self else { return }
+            backend.onThread { self.startWatching(mode, $0) }
+        }
     }
 
-    /// Looks at the file once, then watches it (on the store's executor).
-    func startWatching(_ mode: ExternalChanges) {
-        reloadIfChanged()
+    /// Looks at the file once, then watches it.
+    func startWatching(_ mode: ExternalChanges, _ backend: isolated FileBackend) {
+        reloadIfChanged(backend)
         switch mode {
-        case .automatic:
-            guard let path = backend?.withFile({ $0.targetPath }) else { return }
-            FileWatcher.shared.watch(self, path: path, pollingInterval: .seconds(1))
+        case .automatic: FileWatcher.shared.watch(self, path: backend.file.targetPath, pollingInterval: .seconds(1))
         case .polling(let interval): FileWatcher.shared.poll(self, every: interval)
         case .ignored: break
         }
@@ -198,11 +208,11 @@ nonisolated extension SettingsStore {
     }
 }
 
-// Isolated to the actor: its executor is the store's persistence thread, so these run there.
 extension SettingsStore {
-    /// ``reload()`` on the store's executor.
-    func reloadOnExecutor() {
-        loadIfNeeded()
-        reloadIfChanged()
+    /// Loads the file if that was not done yet, then looks at it for changes made elsewhere
+    /// (awaited: runs on the store's persistence thread).
+    static func reload(_ store: SettingsStore, _ backend: isolated FileBackend) {
+        store.loadIfNeeded(backend)
+        store.reloadIfChanged(backend)
     }
 }

@@ -76,10 +76,8 @@ nonisolated extension SettingsStore {
     }
 
     /// Copies the file's findings where ``persistenceStatus`` reads them without waiting.
-    /// Runs on the store's executor.
-    func publishStatus(saveError: SettingsError?? = nil, settling: Bool = false) {
-        guard let backend else { return }
-        let file = backend.withFile { (writes: $0.writes, reloads: $0.reloads, movedAside: $0.movedAside, loadError: $0.loadError, format: $0.format) }
+    func publishStatus(_ backend: isolated FileBackend, saveError: SettingsError?? = nil, settling: Bool = false) {
+        let file = backend.file
         var current = backend.status.locked { s in
             s.fileWrites = file.writes
             s.reloads = file.reloads

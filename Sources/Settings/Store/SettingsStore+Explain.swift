@@ -96,8 +96,7 @@ nonisolated extension SettingsStore {
     /// Writes the `layers.plist` manifest beside a file store's file soon, on the store's own
     /// thread (never on the caller's: registering a file or a rename does no file work itself).
     func layersManifestChanged() {
-        guard url != nil else { return }
-        executor.schedule(after: .zero) { [weak self] in self?.writeLayersManifest() }
+        backend?.executor.schedule(after: .zero) { [weak self] in self?.writeLayersManifest() }
     }
 
     /// Writes the manifest when it differs from the one on disk; a failure is a diagnostic

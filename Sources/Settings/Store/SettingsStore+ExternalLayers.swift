@@ -138,9 +138,9 @@ nonisolated extension SettingsStore {
     /// await store.reload()
     /// let level = store["log/level"]
     /// ```
-    public func reload() async {
-        guard backend != nil else { return }  // an in-memory store has no file
-        await reloadOnExecutor()
+    public nonisolated func reload() async {
+        guard let backend else { return }  // an in-memory store has no file
+        await Self.reload(self, backend)
     }
 }
 

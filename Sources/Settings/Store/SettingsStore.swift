@@ -148,23 +148,8 @@ public actor SettingsStore {
     /// The type mismatch last reported for each key (see ``report(_:)``).
     nonisolated let reportedMismatches = Mutex<[SettingsKey: ReportedMismatch]>([:])
 
-    /// The store's persistence thread: a file store's own (started by its first job), the
-    /// shared ``inMemoryExecutor`` for an in-memory store.
-    nonisolated let executor: PersistenceExecutor
-
     /// Provenance of the file's keys and notes of non-write origins (file stores only).
     nonisolated var history: StoreHistory? { backend?.history }
-
-    /// The executor of every in-memory store (an actor must name one): they have nothing to
-    /// load, save or watch, and their asynchronous calls return before reaching it, so it never
-    /// starts a thread.
-    static let inMemoryExecutor = PersistenceExecutor()
-
-    /// Every file store runs its persistence on its own thread, never on Swift's cooperative
-    /// pool (see `PersistenceExecutor`).
-    public nonisolated var unownedExecutor: UnownedSerialExecutor {
-        executor.asUnownedSerialExecutor()
-    }
 
     /// A store is freed once nothing refers to it and it has no unsaved changes (until then
     /// ``PendingSaves`` holds it): a file store's thread ends and its file watch is removed.
@@ -191,7 +176,6 @@ public actor SettingsStore {
         self.url = url
         let backend = url.map { FileBackend(url: $0, options: persistence ?? PersistenceOptions(), format: format) }
         self.backend = backend
-        self.executor = backend?.executor ?? Self.inMemoryExecutor
         self.loaded = Atomic(url == nil)
         if let backend {
             backend.executor.onStartFailure.locked { $0 = { [weak self] error in self?.reportThreadFailure(error) } }
