@@ -41,7 +41,7 @@ struct PersistenceExecutorTests {
         #expect(try PlistValue(contentsOf: dir.file("\(stores.count - 1).plist")).dictionaryValue?.count == 40_000)
         for store in stores.dropLast() { try await store.flush() }
         // Repeated keys are still compacted.
-        var state = SettingsStore.State()
+        var state = UnsavedChanges()
         state.tracksChanges = true
         for i in 0..<100_000 { _ = state.markDirty(SettingsKey("k\(i % 10)")) }
         #expect(state.dirty.count < 4096)

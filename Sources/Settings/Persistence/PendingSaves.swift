@@ -18,6 +18,9 @@ import Darwin
 /// `main`), within a bound. A crash, `SIGKILL`, or a signal whose action is the default skips the
 /// exit save (see ``SettingsStore/saveOnTermination(signals:timeout:)``): what `flush()` returned
 /// for is on disk regardless.
+///
+/// Lock order: its list's lock is taken with a store's lock held (``StoreValues/storage``), and
+/// nothing is locked while it is held; the store's lock is never taken under it.
 enum PendingSaves {
     private static let stores = Mutex<[ObjectIdentifier: SettingsStore]>([:])
     private static let installed: Void = {

@@ -95,7 +95,7 @@ final class SaveRound: Sendable {
             if i % 64 == 0 { onProgress() }  // gathering thousands of stores is progress too
             let writes = other.values.storage.locked { s -> [(key: SettingsKey, value: PlistValue?)] in
                 var seen = Set<SettingsKey>()
-                return s.takeDirty().filter { seen.insert($0).inserted }.map { ($0, s[.user].value(at: $0.components)) }
+                return s.unsaved.takeDirty().filter { seen.insert($0).inserted }.map { ($0, s[.user].value(at: $0.components)) }
             }
             store.applyToUserLayer(writes, origin: .externalFile)
             store.values.storage.locked { s in

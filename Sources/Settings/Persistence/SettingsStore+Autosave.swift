@@ -35,8 +35,8 @@ extension SettingsStore {
                     busySince = nil
                     backoff = .milliseconds(100)
                     let done = values.storage.locked { s -> Bool in
-                        guard s.dirty.isEmpty else { return false }
-                        s.saveScheduled = false
+                        guard s.unsaved.isEmpty else { return false }
+                        s.unsaved.saveScheduled = false
                         return true
                     }
                     if done { return }

@@ -73,7 +73,7 @@ extension SettingsStore {
         guard persistence != nil else { return nil }
         ensureLoaded()
         let unsaved = values.storage.locked { s in
-            s.dirty.contains { $0.components.starts(with: key.components) || key.components.starts(with: $0.components) }
+            s.unsaved.dirty.contains { $0.components.starts(with: key.components) || key.components.starts(with: $0.components) }
                 ? s[.user].value(at: key.components) != nil : nil
         }
         if let unsaved { return unsaved ? SettingsProvenance.thisProcess(.write) : nil }

@@ -25,7 +25,7 @@ extension SettingsStore.State {
     /// Records a changed user key and, when the store just gained unsaved changes, keeps it alive
     /// (in ``PendingSaves``) until they are saved.
     mutating func markDirtyKeepingAlive(_ key: SettingsKey, store: SettingsStore) {
-        if markDirty(key) { PendingSaves.add(store) }
+        if unsaved.markDirty(key) { PendingSaves.add(store) }
     }
 }
 
@@ -46,8 +46,8 @@ nonisolated extension SettingsStore {
         values.storage.locked { s in
             s.modify(.user) { $0 = contents }
             if let system { s.layAdministratorFiles(system.layers) }
-            s.tracksChanges = true
-            s.autosaves = backend.options.autosaveDelay != nil
+            s.unsaved.tracksChanges = true
+            s.unsaved.autosaves = backend.options.autosaveDelay != nil
             values.generationCounter.add(1, ordering: .releasing)
         }
         publishStatus(backend)
@@ -72,9 +72,9 @@ nonisolated extension SettingsStore {
     func saveOnce(_ backend: isolated FileBackend) throws(SettingsError) -> SaveResult {
         loadIfNeeded(backend)
         let taken = values.storage.locked { s -> SettingsFile.SaveBatch? in
-            guard !s.dirty.isEmpty else { return nil }
-            defer { s.renameRemovals = [:] }
-            return SettingsFile.SaveBatch(values: s[.user], changed: s.takeDirty(), removedIfUnchanged: s.renameRemovals)
+            guard !s.unsaved.isEmpty else { return nil }
+            defer { s.unsaved.renameRemovals = [:] }
+            return SettingsFile.SaveBatch(values: s[.user], changed: s.unsaved.takeDirty(), removedIfUnchanged: s.unsaved.renameRemovals)
         }
         guard var batch = taken else {
             backend.lockWaiter = nil  // a place in the lock's queue is not needed any more
@@ -122,8 +122,8 @@ nonisolated extension SettingsStore {
     /// Gives a batch that was not written back to the store, before any change made since.
     private func giveBack(_ batch: SettingsFile.SaveBatch) {
         values.storage.locked { s in
-            s.restoreDirty(batch.changed)
-            s.renameRemovals.merge(batch.removedIfUnchanged) { current, _ in current }
+            s.unsaved.restoreDirty(batch.changed)
+            s.unsaved.renameRemovals.merge(batch.removedIfUnchanged) { current, _ in current }
         }
         history?.restore(notes: batch.notes)
     }
@@ -131,8 +131,8 @@ nonisolated extension SettingsStore {
     /// Lets the store go from ``PendingSaves`` when it has no unsaved changes.
     func releaseIfClean() {
         values.storage.locked { s in
-            guard s.pending, s.dirty.isEmpty else { return }
-            s.pending = false
+            guard s.unsaved.pending, s.unsaved.isEmpty else { return }
+            s.unsaved.pending = false
             PendingSaves.remove(self)
         }
     }
@@ -196,7 +196,7 @@ nonisolated extension SettingsStore {
     func adopt(_ contents: PlistDictionary) -> Announcement? {
         commit(.user, origin: .externalFile) { s, audience in
             var user = contents
-            for key in s.dirty {
+            for key in s.unsaved.dirty {
                 _ = user.setValue(s[.user].value(at: key.components), at: key.components[...])
             }
             guard user != s[.user] else { return .unchanged }

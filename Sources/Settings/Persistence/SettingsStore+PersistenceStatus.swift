@@ -45,7 +45,7 @@ nonisolated extension SettingsStore {
     /// store.persistenceStatus.fileWrites    // 1 after a burst of 10,000 writes and a flush
     /// ```
     public var persistenceStatus: PersistenceStatus {
-        let unsaved = values.storage.locked { !$0.dirty.isEmpty }
+        let unsaved = values.storage.locked { !$0.unsaved.isEmpty }
         var result = backend?.status.locked { $0 } ?? PersistenceStatus(format: .xml)
         result.hasUnsavedChanges = unsaved
         return result
@@ -90,7 +90,7 @@ nonisolated extension SettingsStore {
         }
         let listeners = backend.statusListeners.locked { Array($0.continuations.values) }
         guard !listeners.isEmpty else { return }
-        current.hasUnsavedChanges = values.storage.locked { !$0.dirty.isEmpty }
+        current.hasUnsavedChanges = values.storage.locked { !$0.unsaved.isEmpty }
         for listener in listeners { listener.yield(current) }
     }
 }

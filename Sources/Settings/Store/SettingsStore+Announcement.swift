@@ -94,7 +94,7 @@ nonisolated extension SettingsStore {
                     result.userChanges = Self.leafChanges(at: key, from: userBefore, to: s[.user].value(at: key.components))
                 }
             }
-            result.save = s.takeSaveRequest()
+            result.save = s.unsaved.takeSaveRequest()
             // Bumped under the lock, with the change: a transaction that read the store at
             // this generation knows, under the same lock, that nothing changed since.
             values.generationCounter.add(1, ordering: .releasing)

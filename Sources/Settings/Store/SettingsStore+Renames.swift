@@ -196,7 +196,7 @@ extension SettingsStore.State {
                 markDirtyKeepingAlive(key, store: store)
                 markDirtyKeepingAlive(old, store: store)
                 sources.movedOldNames.insert(old)
-                renameRemovals[old] = value
+                unsaved.renameRemovals[old] = value
             }
             var source: String?
             if layer == .volatile, let given = sources.volatile.removeValue(forKey: old) {

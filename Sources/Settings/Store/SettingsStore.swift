@@ -22,81 +22,23 @@ import Observation
 /// store.removeValue(for: "Network/timeout")         // the default shows again
 /// ```
 public actor SettingsStore {
-    /// Everything behind the lock.
+    /// Everything behind the store's lock (``StoreValues/storage``): the values, and what is
+    /// not saved of them yet.
     struct State: Sendable {
         /// The layers' values and the rules that combine them.
         var layers = SettingsLayers()
-        /// Keys of the user layer changed since the last save, in order, possibly repeated
-        /// (appending is cheaper than hashing on every write); see ``markDirty(_:)``.
-        /// Only file-backed stores track them.
-        var dirty: [SettingsKey] = []
-        /// The length at which `dirty` is next compacted: twice its length after the last
-        /// compaction (at least 4,096), so compaction costs O(1) amortised per write at any count.
-        var compactAt = 4096
-        /// Whether changed user keys are recorded in `dirty`: set once a file store has loaded
-        /// its file (in-memory stores never record them).
-        var tracksChanges = false
-        /// Whether changes are saved by an autosave (file stores whose autosave delay is not `nil`).
-        var autosaves = false
-        /// Whether an autosave is scheduled or running (cleared by it once nothing is left to
-        /// save; see ``takeSaveRequest()``).
-        var saveScheduled = false
-        /// Whether the store is held by ``PendingSaves``: set by ``markDirty(_:)`` when it gains
-        /// unsaved changes, cleared by ``SettingsStore/releaseIfClean()`` once they are saved.
-        var pending = false
+        /// What is not saved yet, and the save and keep-alive that wait for it (persistence
+        /// bookkeeping, apart from the values; under the same lock, because a write and the
+        /// record of it must be one step for a save never to take one without the other).
+        var unsaved = UnsavedChanges()
         /// Keys read by settings, with the key path the Observation framework knows them by;
         /// writes to them are passed on to the framework's registrar.
         var tracked: [SettingsKey: any ObservedKeyPath] = [:]
         /// Hook (explain/renames): where each layer's values came from, and the renamed keys.
         var sources = LayerSources()
-        /// Old names removed from the user layer by a rename, with the value moved: the save
-        /// removes each from the file only while the file still holds that value, so a value an
-        /// older program wrote there after the move is never deleted (see ``SaveBatch``).
-        var renameRemovals: [SettingsKey: PlistValue] = [:]
         /// The administrator's files as last read (the ``SettingsLayer/system`` and
         /// ``SettingsLayer/locked`` layers hold their merged values; this names the files).
         var system = PlistSystemLayers()
-
-        /// Records a changed user key; compacts the list when a long burst repeats keys.
-        /// - Returns: whether the store just gained unsaved changes (it must be kept alive until
-        ///   they are saved; see ``PendingSaves``).
-        mutating func markDirty(_ key: SettingsKey) -> Bool {
-            guard tracksChanges else { return false }
-            dirty.append(key)
-            if dirty.count >= compactAt {
-                var seen = Set<SettingsKey>(minimumCapacity: dirty.count)
-                dirty = dirty.filter { seen.insert($0).inserted }
-                compactAt = max(4096, dirty.count * 2)
-            }
-            guard !pending else { return false }
-            pending = true
-            return true
-        }
-
-        /// Takes the keys changed since the last save (given back by ``restoreDirty(_:)`` when
-        /// the save fails).
-        mutating func takeDirty() -> [SettingsKey] {
-            defer {
-                dirty = []
-                compactAt = 4096
-            }
-            return dirty
-        }
-
-        /// Gives back keys taken for a save that failed, before any changed since.
-        mutating func restoreDirty(_ keys: [SettingsKey]) {
-            guard !keys.isEmpty else { return }
-            dirty = keys + dirty
-            compactAt = max(compactAt, dirty.count * 2)
-        }
-
-        /// Whether an autosave should be scheduled now: the store autosaves, there are unsaved
-        /// changes, and none is scheduled or running (marks one as scheduled).
-        mutating func takeSaveRequest() -> Bool {
-            guard autosaves, !saveScheduled, !dirty.isEmpty else { return false }
-            saveScheduled = true
-            return true
-        }
 
         /// One layer's dictionary (read-only; change it with ``modify(_:_:)``).
         subscript(layer: SettingsLayer) -> PlistDictionary { layers[layer] }
