@@ -2,6 +2,24 @@ extension PlistDictionary {
     /// The value at a key path through nested dictionaries, or `nil` if any step is missing or
     /// is not a dictionary. Walks the path in a loop: no recursion on the path's length.
     package func value(at path: some Collection<String>) -> PlistValue? {
+        value(walking: path)
+    }
+
+    /// ``value(at:)`` for a key's components (the store's reads and writes): not generic, so a
+    /// caller in another module does not walk the path through unspecialized generic code
+    /// (measured: most of an `@Setting` write's instructions).
+    package func value(at path: [String]) -> PlistValue? {
+        value(walking: path)
+    }
+
+    /// ``value(at:)`` for part of a key's components.
+    package func value(at path: ArraySlice<String>) -> PlistValue? {
+        value(walking: path)
+    }
+
+    /// The one walk of ``value(at:)``, specialised in this module for each of its overloads.
+    @inline(__always)
+    private func value(walking path: some Collection<String>) -> PlistValue? {
         guard !path.isEmpty else { return nil }
         var current = self
         var value: PlistValue?

@@ -97,10 +97,12 @@ nonisolated extension SettingsStore {
         }
     }
 
-    /// A setting's write to the user layer; `false` when a lock refused it (reported as a
+    /// A setting's write to the user layer: the key's effective value just after it (`.some`;
+    /// `.some(nil)` unless `resolving`), or `nil` when a lock refused it (reported as a
     /// ``SettingsDiagnostic/Kind/writeRefused`` diagnostic naming the locks file).
-    @usableFromInline func writeUserValue(_ value: PlistValue?, for key: SettingsKey) -> Bool {
-        change(.user, key: key, to: value) == nil
+    @usableFromInline func writeUserValue(_ value: PlistValue?, for key: SettingsKey, resolving: Bool) -> PlistValue?? {
+        let result = change(.user, key: key, to: value, reportingRefusal: true, resolving: resolving)
+        return result.refusal == nil ? .some(result.effective) : nil
     }
 
     /// The refusal of a write of `key` to the user layer, read under the store's lock.

@@ -316,23 +316,43 @@ nonisolated extension SettingsStore {
     /// as a ``SettingsDiagnostic/Kind/writeRefused`` diagnostic when `reportingRefusal`.
     @discardableResult
     func change(_ layer: SettingsLayer, key: SettingsKey, to value: PlistValue?, reportingRefusal: Bool = true) -> PlistLocks.Refusal? {
+        change(layer, key: key, to: value, reportingRefusal: reportingRefusal, resolving: false).refusal
+    }
+
+    /// What a single-key write did.
+    struct ChangeResult {
+        /// The lock that refused the write (nothing changed).
+        var refusal: PlistLocks.Refusal?
+        /// The key's effective value just after the write, read under the same lock (only
+        /// when asked for: `@Setting` caches it, without taking the lock again).
+        var effective: PlistValue?
+    }
+
+    /// ``change(_:key:to:reportingRefusal:)``, also reading the key's effective value after the
+    /// write when `resolving`.
+    func change(_ layer: SettingsLayer, key: SettingsKey, to value: PlistValue?, reportingRefusal: Bool, resolving: Bool) -> ChangeResult {
         if let refusal = key.refusal(toStore: value, sizeLimit: layer == .user ? persistence?.maximumFileSize : nil) {
             report(SettingsDiagnostic(.writeRefused, key: key, "\(refusal); nothing was changed"))
-            return nil
+            return ChangeResult()
         }
-        var locked: PlistLocks.Refusal?
+        var result = ChangeResult()
         deliver(commit(layer, origin: SettingsChange.Origin(layer)) { s, audience in
             if layer == .user, let refusal = Self.lockRefusal(s, key: key) {  // hook (locks)
-                locked = refusal
+                result.refusal = refusal
                 return .unchanged
             }
             let userBefore = audience.userLayer ? s[.user].value(at: key.components) : nil
-            guard let effect = s.write(value, at: key, in: layer, comparing: audience.comparing || audience.userLayer) else { return .unchanged }
+            let effect = s.write(value, at: key, in: layer, comparing: audience.comparing || audience.userLayer)
+            if resolving {
+                // A scalar with nothing above it is its own effective value: no walk of the layers.
+                result.effective = value?.isScalar == true && s.layers.higherLayersAreEmpty(than: layer) ? value : s.resolve(key)?.value
+            }
+            guard let effect else { return .unchanged }
             if layer == .user { s.markDirtyKeepingAlive(key, store: self) }
             return .key(key, effect, userBefore: userBefore)
         })
-        if let locked, reportingRefusal { report(SettingsDiagnostic(.writeRefused, key: key, locked.description)) }
-        return locked
+        if let refusal = result.refusal, reportingRefusal { report(SettingsDiagnostic(.writeRefused, key: key, refusal.description)) }
+        return result
     }
 }
 

@@ -297,10 +297,10 @@ final class SettingBox<Value: Sendable>: AnySettingBox {
         let (boundKey, store) = state.locked { ($0.key, $0.store) }
         let key = requireKey(boundKey)
         guard let plist = conversion.write(value, Context(key: key, layer: .user, store: store, isCurrent: true)) else { return }
-        guard store.writeUserValue(plist, for: key) else { return }  // locked: reported, nothing written
-        if conversion.reusesUnchangedStoredValue, plist != nil {
+        let caching = conversion.reusesUnchangedStoredValue && plist != nil
+        guard let stored = store.writeUserValue(plist, for: key, resolving: caching) else { return }  // locked: reported, nothing written
+        if caching {
             // The next read finds what was just written and skips converting it back.
-            let stored = store.value(for: key)
             state.locked { s in
                 guard s.store === store else { return }
                 s.cached = value
