@@ -1,5 +1,5 @@
 public import SettingsPlist
-public import Synchronization
+import Synchronization
 
 /// Converts a Swift type to and from the plist value it is stored as.
 ///
@@ -65,36 +65,6 @@ public struct SettingsTransformer<Value>: Sendable {
     }
 }
 
-/// A type with a built-in way to be stored in settings: what `@Setting`, `@ReadOnlySetting`,
-/// `@Archived`, ``SettingsStore/Key`` and ``SettingsStore/value(_:default:)`` accept.
-///
-/// Enums with raw values and `Codable` types conform with no code, as in Defaults: the
-/// transformer comes from a protocol extension.
-///
-/// ```swift
-/// enum Theme: String, SettingsValue { case light, dark }            // stored as "light" / "dark"
-/// struct Profile: Codable, Sendable, SettingsValue { var name = "" } // stored as a <dict>
-/// ```
-///
-/// Any other type says how it is stored:
-///
-/// ```swift
-/// extension Point: SettingsValue {
-///     static var settingsTransformer: SettingsTransformer<Point> {
-///         SettingsTransformer(typeName: "Point",
-///             encode: { ["x": .real($0.x), "y": .real($0.y)] },
-///             decode: { v in
-///                 guard let x = v["x"]?.doubleValue, let y = v["y"]?.doubleValue else { return nil }
-///                 return Point(x: x, y: y)
-///             })
-///     }
-/// }
-/// ```
-public protocol SettingsValue {
-    /// How values of this type are stored.
-    static var settingsTransformer: SettingsTransformer<Self> { get }
-}
-
 extension SettingsValue where Self: RawRepresentable & Sendable, RawValue: SettingsValue & Sendable {
     /// An enum with raw values is stored as its raw value (``SettingsTransformer/rawValue``):
     /// `<string>dark</string>`.
@@ -113,43 +83,3 @@ extension SettingsValue where Self: RawRepresentable & Codable & Sendable, RawVa
     public static var settingsTransformer: SettingsTransformer<Self> { .rawValue }
 }
 
-/// The global registry of transformers for types you do not own or want stored differently.
-///
-/// A registered transformer wins over the type's built-in one for every setting that does not
-/// name its own transformer.
-public enum SettingsTransformers {
-    private static let registry = Mutex<[ObjectIdentifier: any Sendable]>([:])
-    @usableFromInline static let version = Atomic<UInt64>(0)
-
-    /// Registers `transformer` for its `Value` type, replacing any earlier registration.
-    ///
-    /// ```swift
-    /// SettingsTransformers.register(SettingsTransformer<Date>(typeName: "Date (Unix seconds)",
-    ///     encode: { .real($0.timeIntervalSince1970) },
-    ///     decode: { $0.doubleValue.map(Date.init(timeIntervalSince1970:)) }))
-    /// ```
-    ///
-    /// - Parameter transformer: the transformer.
-    public static func register<Value>(_ transformer: SettingsTransformer<Value>) {
-        registry.locked { $0[ObjectIdentifier(Value.self)] = transformer }
-        version.add(1, ordering: .releasing)
-    }
-
-    /// Removes the registration for `type`, restoring its built-in transformer.
-    ///
-    /// - Parameter type: the type.
-    public static func unregister<Value>(_ type: Value.Type) {
-        registry.locked { $0[ObjectIdentifier(Value.self)] = nil }
-        version.add(1, ordering: .releasing)
-    }
-
-    /// The registered transformer for `type`, if any.
-    ///
-    /// - Parameter type: the type.
-    public static func registered<Value>(for type: Value.Type) -> SettingsTransformer<Value>? {
-        registry.locked { $0[ObjectIdentifier(Value.self)] } as? SettingsTransformer<Value>
-    }
-
-    /// Changes whenever a registration changes (settings re-resolve their transformer then).
-    @inlinable static var currentVersion: UInt64 { version.load(ordering: .acquiring) }
-}
