@@ -147,6 +147,33 @@ struct AdministratorFilesTests {
         #expect(recorder.diagnostics(of: .writeRefused).count == 1)
     }
 
+    @Test func restoringAGenerationThatWouldChangeALockedKeyIsRefusedWhole() async throws {
+        let layout = try AdminLayout()
+        let store = layout.store()
+        try store.set("light", for: "theme")
+        try store.set(1, for: "volume")
+        try await store.flush()
+        let first = try #require(try await store.history().last).number
+        try store.set("dark", for: "theme")
+        try store.set(2, for: "volume")
+        try await store.flush()
+        let before = try Data(contentsOf: layout.userURL)
+        try layout.system("sys1", "locked.plist", "<dict><key>theme</key><string>corporate</string></dict>")
+        await store.reload()
+        await #expect(throws: SettingsError.self) { try await store.restore(first) }
+        do {
+            try await store.restore(first)
+        } catch {
+            #expect(error.code == .locked && error.description.contains("locked.plist"))
+        }
+        // Nothing restored: not the locked key, and not the other key of the same generation.
+        #expect(store.value(for: "theme", in: .user) == "dark" && store["volume"] == 2)
+        #expect(try Data(contentsOf: layout.userURL) == before)
+        // Restoring only keys the lock leaves alone still works.
+        try await store.restore(first, keys: ["volume"])
+        #expect(store["volume"] == 1)
+    }
+
     @Test func aLockChangeIsAnnouncedWithItsOwnOriginAndAsAWritabilityChange() async throws {
         let layout = try AdminLayout()
         try layout.system("sys1", "settings.plist", "<dict><key>theme</key><string>dark</string></dict>")

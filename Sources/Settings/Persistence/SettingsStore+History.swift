@@ -128,7 +128,8 @@ extension SettingsStore {
     ///   - keys: the key paths to restore (a key the generation does not hold is removed);
     ///     `nil` restores the whole file.
     /// - Throws: ``SettingsError``: `.invalidFile` when the generation is not kept or does not
-    ///   parse, or as ``flush()`` does.
+    ///   parse; ``SettingsError/Code/locked`` (nothing restored) when a key it would change is
+    ///   locked by an administrator (see ``isWritable(_:)``); or as ``flush()`` does.
     public nonisolated func restore(_ number: Int, keys: [SettingsKey]? = nil) async throws(SettingsError) {
         guard let backend else { return }  // an in-memory store keeps no history
         try await restore(number, keys: keys, backend)
@@ -155,6 +156,14 @@ extension SettingsStore {
         reloadIfChanged(backend)
         let current = values.storage.locked { $0[.user] }
         let paths = keys ?? kept.changedLeafPaths(from: current)
+        // As every other write: a key an administrator locked refuses the restore, whole.
+        let refusal = values.storage.locked { s -> PlistLocks.Refusal? in
+            for path in paths { if let refusal = Self.lockRefusal(s, key: path) { return refusal } }
+            return nil
+        }
+        if let refusal {
+            throw SettingsError(refusal)
+        }
         applyToUserLayer(paths.map { ($0, kept.value(at: $0.components)) }, origin: .write)
         // Every restored key is written by the save, even one whose value this store already
         // holds: the file may hold another (written in the moment before the save's lock).
