@@ -82,17 +82,35 @@ extension PlistDictionary {
     }
 
     /// This dictionary laid over `lower`: keys of both, this one's values winning, and where both
-    /// hold a dictionary, the two merged the same way (TFOptionsKit's deep merge).
+    /// hold a dictionary, the two merged the same way (TFOptionsKit's deep merge). A loop with
+    /// a stack of its own: no recursion on the dictionaries' depth.
     package func merged(over lower: PlistDictionary) -> PlistDictionary {
-        var out = lower
-        for (key, value) in self {
-            if case .dictionary(let mine) = value, case .dictionary(let theirs)? = out[key] {
-                out[key] = .dictionary(mine.merged(over: theirs))
+        /// A dictionary being merged: this side's, the result so far (starting from the lower
+        /// side's), the key it goes back under, and how far this side's entries are done.
+        struct Frame {
+            var mine: PlistDictionary
+            var out: PlistDictionary
+            var key: String
+            var next = 0
+        }
+        var stack = [Frame(mine: self, out: lower, key: "")]
+        while let top = stack.indices.last {
+            let index = stack[top].next
+            guard index < stack[top].mine.count else {
+                let done = stack.removeLast()
+                guard let parent = stack.indices.last else { return done.out }
+                stack[parent].out[done.key] = .dictionary(done.out)
+                continue
+            }
+            stack[top].next += 1
+            let (key, value) = stack[top].mine[index]
+            if case .dictionary(let mine) = value, case .dictionary(let theirs)? = stack[top].out[key] {
+                stack.append(Frame(mine: mine, out: theirs, key: key))
             } else {
-                out[key] = value
+                stack[top].out[key] = value
             }
         }
-        return out
+        return lower
     }
 }
 
