@@ -33,18 +33,8 @@ struct GettingStartedRunsTests {
 
     /// Runs `arguments` in `directory`, returning the exit status and everything it printed.
     static func run(_ arguments: [String], in directory: URL, environment: [String: String]) throws -> (Int32, String) {
-        let process = Process()
-        process.executableURL = URL(filePath: "/usr/bin/env")
-        process.arguments = arguments
-        process.currentDirectoryURL = directory
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        let pipe = Pipe()   // one pipe for both: a build's long output can never fill an unread one
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        let output = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: output, as: UTF8.self))
+        let run = try runProgram(URL(filePath: "/usr/bin/env"), arguments, environment: environment, in: directory)
+        return (run.status, run.output)
     }
 
     // A whole package build on a busy machine (the Settings library from scratch, a few minutes

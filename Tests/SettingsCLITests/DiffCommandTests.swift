@@ -45,23 +45,9 @@ struct DiffCommandTests {
         _ = try dir.write("a.bplist", "<plist><dict><key>k</key><integer>1</integer></dict></plist>").path
         _ = try dir.write("b.json", #"{"k": 2}"#).path
         _ = try dir.write("plainname", "<plist><dict><key>k</key><integer>1</integer></dict></plist>").path
-        let process = Process()
-        process.executableURL = CLI.executable
-        process.arguments = ["diff", "a.bplist", "b.json"]
-        process.currentDirectoryURL = dir.url
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        try process.run()
-        let text = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 1)
-        #expect(text == "~ k: 1 -> 2\n")
-        let same = Process()
-        same.executableURL = CLI.executable
-        same.arguments = ["diff", "plainname", "a.bplist"]
-        same.currentDirectoryURL = dir.url
-        try same.run()
-        same.waitUntilExit()
-        #expect(same.terminationStatus == 0)
+        let different = try CLI.run(["diff", "a.bplist", "b.json"], environment: [:], in: dir.url)
+        #expect(different.status == 1)
+        #expect(different.stdout == "~ k: 1 -> 2\n")
+        #expect(try CLI.run(["diff", "plainname", "a.bplist"], environment: [:], in: dir.url).status == 0)
     }
 }

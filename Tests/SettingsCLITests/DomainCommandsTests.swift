@@ -107,16 +107,9 @@ struct DomainCommandsTests {
     @Test func concurrentWritersLoseNothing() throws {
         let dir = try TemporaryDirectory()
         let file = dir.path("shared.plist")
-        var processes: [Process] = []
-        for i in 0..<8 {
-            let p = Process()
-            p.executableURL = CLI.executable
-            p.arguments = ["write", file, "key\(i)", "\(i)"]
-            try p.run()
-            processes.append(p)
-        }
-        for p in processes { p.waitUntilExit() }
-        #expect(processes.allSatisfy { $0.terminationStatus == 0 })
+        let writers = try (0..<8).map { i in try RunningProgram(CLI.executable, ["write", file, "key\(i)", "\(i)"]) }
+        let ends = writers.map { $0.finish() }
+        #expect(ends.allSatisfy { $0.status == 0 }, "\(ends.map(\.stderr))")
         let keys = try CLI.run("keys", file).stdout.split(separator: "\n").map(String.init)
         #expect(Set(keys) == Set((0..<8).map { "key\($0)" }))
     }

@@ -6,42 +6,6 @@ import Testing
 import Glibc
 #endif
 
-/// A `settings-fault model-edit` process: it loads the model file, says so, and saves its one
-/// change when told to go.
-private final class ModelEditor {
-    let process = Process()
-    private let input = Pipe(), output = Pipe(), errors = Pipe()
-
-    init(_ file: URL, _ field: String, _ value: String) throws {
-        process.executableURL = Fault.executable
-        process.arguments = ["model-edit", file.path, field, value]
-        process.standardInput = input
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
-    }
-
-    /// Waits for the next line the editor prints (blocking: the editor prints it at once).
-    func line() -> String {
-        var bytes: [UInt8] = []
-        while true {
-            let byte = output.fileHandleForReading.readData(ofLength: 1)
-            guard let b = byte.first, b != UInt8(ascii: "\n") else { break }
-            bytes.append(b)
-        }
-        return String(decoding: bytes, as: UTF8.self)
-    }
-
-    func go() { input.fileHandleForWriting.write(Data("go\n".utf8)) }
-
-    /// Waits for the editor to end; its status and standard error.
-    func finish() -> (Int32, String) {
-        let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        return (process.terminationStatus, text)
-    }
-}
-
 /// A model's file on disk: broken and hostile files, a file named two ways, files shared
 /// between processes.
 @Suite("Model files on disk")
@@ -277,6 +241,12 @@ struct ModelFileTests {
     // MARK: - Model files between processes
     // Model files shared between processes (Docs/ModelFiles.md, "Several processes").
 
+    /// A `settings-fault model-edit` process: it loads the model file, prints `loaded`, and saves
+    /// its one change (printing `saved`) when it reads `go`.
+    private func modelEditor(_ file: URL, _ field: String, _ value: String) throws -> RunningProgram {
+        try RunningProgram(Fault.executable, ["model-edit", file.path, field, value], input: true)
+    }
+
     /// Two processes load the same file; one changes `name`, the other `theme`. Whatever order
     /// they save in (one after the other, or at once), both changes are in the file.
     @Test(.timeLimit(hangLimit), arguments: [false, true])
@@ -285,18 +255,18 @@ struct ModelFileTests {
             let dir = try TemporaryDirectory()
             let url = dir.file("profile.plist")
             try PlistValue.dictionary(["name": "Guest", "theme": "light", "extra": "kept"]).write(to: url)
-            let first = try ModelEditor(url, "name", "Ada")
-            let second = try ModelEditor(url, "theme", "dark")
+            let first = try modelEditor(url, "name", "Ada")
+            let second = try modelEditor(url, "theme", "dark")
             #expect(first.line() == "loaded" && second.line() == "loaded")  // both loaded before either saves
-            first.go()
+            first.write("go\n")
             if atOnce {
-                second.go()
+                second.write("go\n")
             } else {
                 #expect(first.line() == "saved")
-                second.go()
+                second.write("go\n")
             }
-            let (s1, e1) = first.finish(), (s2, e2) = second.finish()
-            #expect(s1 == 0 && s2 == 0, "\(e1) \(e2)")
+            let one = first.finish(), two = second.finish()
+            #expect(one.status == 0 && two.status == 0, "\(one.stderr) \(two.stderr)")
             let stored = try PlistValue(contentsOf: url)
             #expect(stored["name"] == "Ada", "round \(round): the name change was lost")
             #expect(stored["theme"] == "dark", "round \(round): the theme change was lost")
