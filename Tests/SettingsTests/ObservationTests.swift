@@ -9,13 +9,6 @@ import Testing
 import Glibc
 #endif
 
-/// Collects what callbacks receive, from any thread.
-final class Received<T: Sendable>: Sendable {
-    private let items = Mutex<[T]>([])
-    func append(_ item: T) { items.locked { $0.append(item) } }
-    var all: [T] { items.locked { $0 } }
-}
-
 struct ObservedSettings {
     @Setting var volume: Double
     @Setting var theme: String

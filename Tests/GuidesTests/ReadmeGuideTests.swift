@@ -6,14 +6,17 @@ import SettingsTestSupport
 // The samples of README.md (and the types Docs/Settings.md shares with it), compiled and run, so
 // the docs stay true.
 
-struct Temperature: Sendable, Equatable {
-    var celsius: Double
+extension Guide {
+    /// The README's own type with a transformer (`Temperature` in its samples).
+    struct Temperature: Sendable, Equatable {
+        var celsius: Double
+    }
 }
 
-extension SettingsTransformer where Value == Temperature {
-    static var celsius: SettingsTransformer<Temperature> {
+extension SettingsTransformer where Value == Guide.Temperature {
+    static var celsius: SettingsTransformer<Guide.Temperature> {
         SettingsTransformer(typeName: "Temperature", encode: { .real($0.celsius) },
-                            decode: { $0.doubleValue.map(Temperature.init(celsius:)) })
+                            decode: { $0.doubleValue.map(Guide.Temperature.init(celsius:)) })
     }
 }
 
@@ -22,13 +25,14 @@ struct ReadmeSettings {
     @Setting("Network/timeout", default: 30.0) var timeout: Double
     @Setting("Network/proxy") var proxy: String?
     @Setting("accent", default: SettingsColor(hex: "#FF8800")!) var accent: SettingsColor
-    @Setting("outside", default: Temperature(celsius: 20), transformer: .celsius) var outside: Temperature
+    @Setting("outside", default: Guide.Temperature(celsius: 20), transformer: .celsius) var outside: Guide.Temperature
     @Setting("retries", rules: .whenNil(use: 3).ensure(that: { $0 >= 1 }, otherwise: 1)) var retries: Int?
     @Setting("volume", default: 0.5, rules: .clamp(0...1)) var volume: Double
 }
 
 /// The README's quick start, run as written.
-struct ReadmeTests {
+@Suite("Guide: README")
+struct ReadmeGuideTests {
     @Test func readmeQuickStartWorksAsWritten() throws {
         let temporary = try TemporaryDirectory()
         let dir = temporary.url

@@ -3,9 +3,9 @@ import Settings
 import Testing
 import SettingsTestSupport
 
-// The samples of the guides, compiled and run (with in-memory stores or temporary files where
-// the docs use the shared store or fixed paths): `Guide` holds the types of Docs/GettingStarted.md,
-// DefaultsAndLayers.md and Migrating.md, run by the *GuideTests suites.
+// The samples of the guides, run (with in-memory stores or temporary files where the docs use
+// the shared store or fixed paths): `Guide` holds the types of README.md, Docs/GettingStarted.md,
+// DefaultsAndLayers.md, TypesAndTransformers.md and Migrating.md, run by the *GuideTests suites.
 
 enum Guide {
     struct AppSettings {

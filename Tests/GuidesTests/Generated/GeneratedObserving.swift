@@ -93,5 +93,5 @@ fileprivate func sample_Observing_136() async throws {
     }
 }
 
-/// The samples of Docs/Observing.md in the guide's order, for GuideSamplesRunTests.
+/// The samples of Docs/Observing.md in the guide's order, for its GuideTests to run.
 let samplesOfObserving: [@Sendable () async throws -> Void] = [sample_Observing_22, sample_Observing_70, sample_Observing_84, sample_Observing_106, sample_Observing_120, sample_Observing_136]

@@ -6,8 +6,8 @@ import Testing
 // Docs/TypesAndTransformers.md: the two ways that are not exercised elsewhere. The conformance
 // gives Temperature the transformer it already uses in the doc samples, and the registration is
 // compiled but never run (it would change how every Date in the test run is stored).
-extension Temperature: SettingsValue {
-    public static var settingsTransformer: SettingsTransformer<Temperature> { .celsius }
+extension Guide.Temperature: SettingsValue {
+    public static var settingsTransformer: SettingsTransformer<Guide.Temperature> { .celsius }
 }
 
 func registerUnixDates() {
@@ -21,9 +21,9 @@ func registerUnixDates() {
 @Suite("Guide: Types and transformers")
 struct TypesAndTransformersGuideTests {
     @Test func aTypeThatStoresItself() {
-        struct Weather { @Setting("outside", default: Temperature(celsius: 20), store: .inMemory()) var outside: Temperature }
+        struct Weather { @Setting("outside", default: Guide.Temperature(celsius: 20), store: .inMemory()) var outside: Guide.Temperature }
         let weather = Weather()
-        weather.outside = Temperature(celsius: 3)
+        weather.outside = Guide.Temperature(celsius: 3)
         #expect(weather.$outside.store["outside"] == 3.0)
     }
 
@@ -41,8 +41,8 @@ struct TypesAndTransformersGuideTests {
     @Test func perSettingTransformerStoresAnyType() {
         let store = SettingsStore.inMemory()
         let settings = SettingsStore.bind(ReadmeSettings(), to: store)
-        #expect(settings.outside == Temperature(celsius: 20))
-        settings.outside = Temperature(celsius: -3.5)
+        #expect(settings.outside == Guide.Temperature(celsius: 20))
+        settings.outside = Guide.Temperature(celsius: -3.5)
         #expect(store["outside"] == .real(-3.5))
         #expect(settings.outside.celsius == -3.5)
     }

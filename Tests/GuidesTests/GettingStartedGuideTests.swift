@@ -1,13 +1,44 @@
 import Foundation
+import Settings
 import SettingsTestSupport
 import Testing
 
-/// Docs/GettingStarted.md, done as a reader does it: its first shell block run as it is (the real
-/// `swift package init`, then the guide's own clean-up of what init generated), its `Package.swift`,
-/// `Defaults.plist` and `main.swift` copied as they are beside a `Settings` folder (a link to this
-/// checkout: the package resolves by path, nothing is fetched), built and run twice with a
-/// configuration folder of its own.
-struct GettingStartedRunsTests {
+/// Docs/GettingStarted.md: its samples run on a temporary store, and the whole guide done as a
+/// reader does it, in a new package.
+@Suite("Guide: Getting started")
+struct GettingStartedGuideTests {
+    // MARK: - The samples, on a temporary store
+
+    @Test func gettingStarted() async throws {
+        let dir = try TemporaryDirectory()
+        let defaultsURL = dir.file("Defaults.plist")
+        try PlistValue.dictionary(["autoPlay": true, "Network": ["timeout": 30.0]]).write(to: defaultsURL)
+        let store = SettingsStore.file(dir.file(), autosaveDelay: nil)
+        let settings = Guide.AppSettings(store: store)
+        let warnings = try store.registerDefaults(contentsOf: defaultsURL, checking: settings)
+        #expect(warnings.map(\.key) == ["Network/proxy"])
+        #expect(settings.autoPlay)
+        settings.timeout = 60
+        #expect(settings.$timeout.source == .user)
+        settings.$timeout.reset()
+        #expect(settings.timeout == 30)
+        settings.timeout = 45
+        let seen = Received<String>()
+        let observation = settings.$timeout.onChange { new, old in seen.append("timeout \(old) -> \(new)") }
+        settings.timeout = 50
+        #expect(seen.all == ["timeout 45.0 -> 50.0"])
+        try await store.flush()
+        #expect(try PlistValue(contentsOf: dir.file())["Network"]?["timeout"] == 50.0)
+        _ = observation
+    }
+
+    // MARK: - The whole guide, in a new package
+    // Docs/GettingStarted.md, done as a reader does it: its first shell block run as it is (the real
+    // `swift package init`, then the guide's own clean-up of what init generated), its `Package.swift`,
+    // `Defaults.plist` and `main.swift` copied as they are beside a `Settings` folder (a link to this
+    // checkout: the package resolves by path, nothing is fetched), built and run twice with a
+    // configuration folder of its own.
+
     static let root = URL(filePath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
     /// Whether a `swift` executable is on `PATH`: the only reason the walk is skipped.
