@@ -70,8 +70,9 @@ let package = Package(
         .testTarget(name: "SettingsFilesTests", dependencies: ["SettingsFiles", "SettingsPlist", "SettingsTestSupport"], swiftSettings: upcoming),
         .testTarget(name: "SettingsTests", dependencies: ["Settings", "SettingsFiles", "SettingsTesting", "SettingsTestSupport"], swiftSettings: upcoming),
         .testTarget(name: "SettingsCLITests", dependencies: ["settings", "SettingsPlist", "SettingsFiles", "SettingsTestSupport"], swiftSettings: upcoming),
-        // The guides' ```swift blocks, extracted by Tools/extract-doc-blocks.py: a wrong sample fails the build.
-        .testTarget(name: "DocBlocksTests", dependencies: ["Settings", "SettingsPlist", "SettingsFiles", "SettingsTesting", "SettingsTestSupport"], swiftSettings: upcoming),
+        // The guides, tested one way: their ```swift blocks extracted by Tools/extract-doc-blocks.py into
+        // Generated/ (a wrong sample fails the build), and each guide's <Guide>GuideTests.swift running what it shows.
+        .testTarget(name: "GuidesTests", dependencies: ["Settings", "SettingsPlist", "SettingsFiles", "SettingsTesting", "SettingsTestSupport"], swiftSettings: upcoming),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -15,7 +15,7 @@ build() {  # $1 = xml|binary
     local flag=FUZZ_XML
     [ "$1" = binary ] && flag=FUZZ_BINARY
     swiftc -sanitize=fuzzer,address -parse-as-library -O -g -D "$flag" -module-name SettingsPlist -package-name Settings \
-        Sources/SettingsPlist/*.swift Fuzz/FuzzTarget.swift -o ".build-fuzz/fuzz-$1" 2>&1 \
+        $(find Sources/SettingsPlist -name "*.swift") Fuzz/FuzzTarget.swift -o ".build-fuzz/fuzz-$1" 2>&1 \
         | { grep -v "Cannot export local symbol" || true; }
 }
 

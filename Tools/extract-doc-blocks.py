@@ -1,44 +1,44 @@
 #!/usr/bin/env python3
-"""Extracts the ```swift blocks of the guides into Tests/DocBlocksTests/Generated*.swift.
+"""Extracts the ```swift blocks of the guides into Tests/GuidesTests/Generated/Generated*.swift.
 
-The generated files are checked in and compiled by `swift build` / `swift test`, so a sample in a
-guide that does not compile fails the build. Tests/DocBlocksTests/DocBlocksAreCurrentTests.swift
-fails when a guide's Swift changed since its file was generated: run this script again.
+The guides are tested one way, in one target, Tests/GuidesTests: each guide's samples are
+extracted by this script and compiled as a reader copies them (Generated/Generated<Guide>.swift,
+checked in, so a sample that does not compile fails the build), and the guide's
+<Guide>GuideTests.swift runs what it shows. GuidesAreCurrentTests runs `--check`: it fails when a
+generated file is not what this script makes of its guide now. After editing a guide:
 
-    python3 Tools/extract-doc-blocks.py
+    python3 Tools/extract-doc-blocks.py           # write the files
+    python3 Tools/extract-doc-blocks.py --check   # exit 1, naming each stale file
 
 How a guide's blocks become Swift:
 - top-level declarations (struct, enum, class, protocol, func, extension) go to file scope,
   `fileprivate` (so two guides may both declare `AppSettings`);
-- everything else in a block becomes the body of its own `fileprivate func` (never called: the
-  samples are compiled, and the ones that matter are also run by Tests/SettingsTests);
+- everything else in a block becomes the body of its own `fileprivate func` (compiled; the
+  guides in RUN also list them, in order, as `samplesOf<Guide>`, which their GuideTests run);
 - `<!-- doc-blocks: shared -->` before a block marks declarations the guide's other samples use
   (`store`, `defaultsURL`), shown to the reader: they go to file scope. Nothing is hidden and no
   import is added: a generated file has only the imports its guide's blocks write, so the samples
   compile as a reader copies them (a hidden `<!-- doc-blocks: prelude` is refused).
   `<!-- doc-blocks: skip -->` before a block leaves it out (another library's code, a
   Package.swift fragment). Getting started is also built and run whole, in a new package, by
-  Tests/DocBlocksTests/GettingStartedRunsTests.swift.
+  Tests/GuidesTests/GettingStartedGuideTests.swift.
 
 A guide whose samples need an integration's dependencies (Docs/Configuration.md: swift-configuration,
 swift-log, swift-service-lifecycle; Docs/Sync.md: postgres-nio, swift-crypto) is written into that
-package's tests instead (ELSEWHERE), and
-compiles there; the root package's DocBlocksAreCurrentTests checks it is current all the same. The
-guides in RUN also get a list of their samples, which Tests/DocBlocksTests/GuideSamplesRunTests.swift
-runs in order: each must end, and say the same on every run.
+package's tests instead (ELSEWHERE), and compiles there; `--check` covers it all the same.
 """
 import os
 import re
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-OUT = os.path.join(ROOT, "Tests", "DocBlocksTests")
+OUT = os.path.join(ROOT, "Tests", "GuidesTests", "Generated")
 # Guides whose samples need another package's dependencies compile in that package's tests.
 ELSEWHERE = {
     "Docs/Configuration.md": os.path.join(ROOT, "Integrations", "SettingsConfiguration", "Tests", "SettingsConfigurationTests"),
     "Docs/Sync.md": os.path.join(ROOT, "Integrations", "SettingsPostgres", "Tests", "SettingsPostgresTests"),
 }
-# Guides whose samples are also run, in order, by a test (Tests/DocBlocksTests/GuideSamplesRunTests.swift):
+# Guides whose samples are also run, in order, by their GuideTests (Tests/GuidesTests/ObservingGuideTests.swift):
 # their generated file lists them as `samplesOf<Name>`.
 RUN = {"Docs/Observing.md"}
 GUIDES = [
@@ -65,7 +65,7 @@ SHARED = "<!-- doc-blocks: shared -->"
 
 
 def fnv1a64(text):
-    """FNV-1a, 64 bits, over UTF-8: the same in DocBlocksAreCurrentTests.swift."""
+    """FNV-1a, 64 bits, over UTF-8: the hash of a guide's Swift, written in its generated file."""
     h = 0xcbf29ce484222325
     for byte in text.encode("utf-8"):
         h ^= byte
@@ -162,7 +162,7 @@ def used(statements):
     return ["_ = " + name for name in names]
 
 
-def generate(guide):
+def generate(guide, write=True):
     with open(os.path.join(ROOT, guide), encoding="utf-8") as f:
         hashed, prelude, blocks = scan(f.read())
     name = re.sub(r"\W", "", os.path.splitext(os.path.basename(guide))[0])
@@ -201,19 +201,39 @@ def generate(guide):
     out[2 + len(assumed):2 + len(assumed)] = [i for i in imports if i not in assumed]
     out.extend(body_lines)
     if guide in RUN:
-        out.append("/// The samples of %s in the guide's order, for GuideSamplesRunTests." % guide)
+        out.append("/// The samples of %s in the guide's order, for its GuideTests to run." % guide)
         out.append("let samplesOf%s: [@Sendable () async throws -> Void] = [%s]" % (name, ", ".join(samples)))
     path = os.path.join(ELSEWHERE.get(guide, OUT), "Generated%s.swift" % name)
     text = "\n".join(out).rstrip("\n") + "\n"
-    with open(path, "w", encoding="utf-8") as f:
-        f.write(text)
-    return path
+    if write:
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+    return path, text
 
 
 def main():
+    if sys.argv[1:] == ["--check"]:
+        stale = []
+        for guide in GUIDES:
+            path, text = generate(guide, write=False)
+            try:
+                with open(path, encoding="utf-8") as f:
+                    current = f.read() == text
+            except OSError:
+                current = False
+            if not current:
+                stale.append("%s (from %s)" % (os.path.relpath(path, ROOT), guide))
+        for line in stale:
+            print("stale: " + line, file=sys.stderr)
+        if stale:
+            print("run: python3 Tools/extract-doc-blocks.py", file=sys.stderr)
+        return 1 if stale else 0
+    if sys.argv[1:]:
+        print("usage: extract-doc-blocks.py [--check]", file=sys.stderr)
+        return 2
     os.makedirs(OUT, exist_ok=True)
     for guide in GUIDES:
-        print(os.path.relpath(generate(guide), ROOT))
+        print(os.path.relpath(generate(guide)[0], ROOT))
 
 
 if __name__ == "__main__":

@@ -6,18 +6,6 @@ import Musl
 import Darwin
 #endif
 
-/// A subcommand of `settings`.
-protocol Command {
-    /// The name typed on the command line.
-    static var name: String { get }
-    /// One line for the command list.
-    static var summary: String { get }
-    /// The full `--help` text.
-    static var usage: String { get }
-    /// Runs with the arguments after the command name.
-    static func run(_ arguments: [String]) throws(CLIError)
-}
-
 /// The tool. A synchronous entry point: nothing here needs Swift concurrency's runtime to start.
 @main
 enum SettingsTool {

@@ -11,21 +11,10 @@ struct SettingsExampleTests {
     }
 
     /// Runs a product built beside the test bundle; returns its status and its standard output
-    /// and error together.
+    /// and error together (standard output first).
     static func runBuilt(_ product: String, _ arguments: [String], environment: [String: String] = [:]) throws -> (status: Int32, output: String) {
-        var dir = URL(filePath: CommandLine.arguments[0]).deletingLastPathComponent()
-        while dir.path.contains(".xctest") { dir = dir.deletingLastPathComponent() }
-        let process = Process()
-        process.executableURL = dir.appending(path: product)
-        process.arguments = arguments
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        let out = Pipe()
-        process.standardOutput = out
-        process.standardError = out
-        try process.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+        let run = try runProgram(builtProduct(product), arguments, environment: environment)
+        return (run.status, run.output)
     }
 
     @Test func secondRunShowsWhatTheFirstSavedAndResetStartsOver() throws {

@@ -278,39 +278,6 @@ struct AdministratorFilesTests {
     }
 }
 
-/// A running `settings-fault admin-watch` program: it keeps `App`'s store at its default place,
-/// reading the administrator's files of the `XDG_CONFIG_DIRS` it was given, and prints a line
-/// for each change of its key.
-private final class AdminWatcher {
-    let process = Process()
-    private let output = Pipe()
-
-    init(app: String, key: String, systemDirectory: String, home: String) throws {
-        process.executableURL = Fault.executable
-        process.arguments = ["admin-watch", app, key]
-        process.environment = ProcessInfo.processInfo.environment.merging(
-            ["XDG_CONFIG_DIRS": systemDirectory, "XDG_CONFIG_HOME": home]) { $1 }
-        process.standardOutput = output
-        try process.run()
-    }
-
-    /// The next line the program prints (it prints each at once; the test's time limit bounds the wait).
-    func line() -> String {
-        var bytes: [UInt8] = []
-        while true {
-            let byte = output.fileHandleForReading.readData(ofLength: 1)
-            guard let b = byte.first, b != UInt8(ascii: "\n") else { break }
-            bytes.append(b)
-        }
-        return String(decoding: bytes, as: UTF8.self)
-    }
-
-    deinit {
-        process.terminate()
-        process.waitUntilExit()
-    }
-}
-
 @Suite("Administrator's edits seen by a running program")
 struct AdministratorEditsLiveTests {
     /// The administrator installs a system default, locks the key, breaks the locks file, and
@@ -320,7 +287,10 @@ struct AdministratorEditsLiveTests {
         let dir = try TemporaryDirectory()
         let system = dir.path("xdg")
         try FileManager.default.createDirectory(atPath: system + "/App", withIntermediateDirectories: true)
-        let watcher = try AdminWatcher(app: "App", key: "theme", systemDirectory: system, home: dir.path("home"))
+        // `App`'s store at its default place, reading the administrator's files of the
+        // `XDG_CONFIG_DIRS` it was given: a line for each change of its key.
+        let watcher = try RunningProgram(Fault.executable, ["admin-watch", "App", "theme"],
+                                         environment: ["XDG_CONFIG_DIRS": system, "XDG_CONFIG_HOME": dir.path("home")])
         #expect(watcher.line() == "ready nil true")
 
         try dir.writePlist("xdg/App/settings.plist.new", "<dict><key>theme</key><string>dark</string></dict>")
@@ -335,7 +305,7 @@ struct AdministratorEditsLiveTests {
 
         try dir.write("xdg/App/broken.new", "<plist><dict><key>theme")
         #expect(rename(dir.path("xdg/App/broken.new"), locks) == 0)
-        #expect(watcher.line().hasPrefix("diagnostic \(locks):"))  // the lock is kept, and the file named
+        #expect(watcher.line()?.hasPrefix("diagnostic \(locks):") == true)  // the lock is kept, and the file named
 
         #expect(unlink(locks) == 0)
         #expect(watcher.line() == "change locks \"dark\" true")

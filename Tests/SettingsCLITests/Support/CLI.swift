@@ -12,10 +12,7 @@ struct CLI {
     /// or `$SETTINGS_CLI` (to run the tests against another build, e.g. an older one).
     static var executable: URL {
         if let path = ProcessInfo.processInfo.environment["SETTINGS_CLI"], !path.isEmpty { return URL(filePath: path) }
-        var dir = URL(filePath: CommandLine.arguments[0]).deletingLastPathComponent()
-        // On Apple platforms the test runner sits inside the .xctest bundle.
-        while dir.path.contains(".xctest") { dir = dir.deletingLastPathComponent() }
-        return dir.appending(path: "settings")
+        return builtProduct("settings")
     }
 
     static func run(_ arguments: String...) throws -> Output {

@@ -50,21 +50,10 @@ func nextStatus(
 
 /// Runs the built `settings-fault` helper as a subprocess.
 enum Fault {
-    static var executable: URL {
-        var dir = URL(filePath: CommandLine.arguments[0]).deletingLastPathComponent()
-        while dir.path.contains(".xctest") { dir = dir.deletingLastPathComponent() }
-        return dir.appending(path: "settings-fault")
-    }
+    static var executable: URL { builtProduct("settings-fault") }
 
     static func run(_ arguments: [String]) throws -> (status: Int32, stderr: String) {
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
-        let err = Pipe()
-        process.standardError = err
-        try process.run()
-        let errData = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: errData, as: UTF8.self))
+        let run = try runProgram(executable, arguments)
+        return (run.status, run.stderr)
     }
 }

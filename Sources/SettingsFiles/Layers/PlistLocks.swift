@@ -1,0 +1,94 @@
+public import SettingsPlist
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The lock rule: which keys a locks file forbids changing, and what a refused change says.
+/// The library's store and the `settings` tool both refuse writes through it.
+///
+/// ```swift
+/// let locks: PlistDictionary = ["Network": ["proxy": "http://proxy:3128"]]
+/// PlistLocks.locks(["Network", "proxy"], in: locks)   // true
+/// PlistLocks.locks(["Network"], in: locks)            // true: the namespace holds a lock
+/// PlistLocks.locks(["Network", "timeout"], in: locks) // false
+/// ```
+public enum PlistLocks {
+    /// Whether `key` is locked by `locks` (see ``PlistSystemLayers/lockingFile(of:)``).
+    public static func locks(_ key: [String], in locks: PlistDictionary) -> Bool {
+        guard !key.isEmpty, !locks.isEmpty else { return false }
+        var current = locks
+        for (index, component) in key.enumerated() {
+            guard let value = current[component] else { return false }
+            guard case .dictionary(let child) = value, !child.isEmpty else { return true }  // a locked leaf at or above the key
+            if index == key.count - 1 { return true }  // a namespace holding locked keys
+            current = child
+        }
+        return false
+    }
+
+    /// The refusal of a change that writes (or removes) the value at `key`, or `nil` when no
+    /// lock forbids it.
+    ///
+    /// - Parameters:
+    ///   - key: the key path's components.
+    ///   - system: the domain's administrator's files.
+    /// - Returns: the error text: "key 'K' is locked by FILE; nothing was changed".
+    public static func refusal(changing key: [String], by system: PlistSystemLayers) -> Refusal? {
+        system.lockingFile(of: key).map { Refusal(key: key, file: $0) }
+    }
+
+    /// The refusal of a change of a whole dictionary from `old` to `new` (a tool's edit, an
+    /// import, a restore), or `nil` when every key it changes is unlocked.
+    public static func refusal(changing old: PlistDictionary, to new: PlistDictionary, by system: PlistSystemLayers) -> Refusal? {
+        guard !system.lockFiles.isEmpty else { return nil }
+        for key in differingLeafPaths(old, new) {
+            if let refusal = refusal(changing: key, by: system) { return refusal }
+        }
+        return nil
+    }
+
+    /// A refused change: the key and the locks file.
+    public struct Refusal: Hashable, Sendable, CustomStringConvertible {
+        /// The key path's components.
+        public var key: [String]
+        /// The locks file that forbids the change.
+        public var file: String
+
+        /// The key path as text (`/` between components, escaped inside them).
+        public var keyPath: String { key.map { EscapedPath.escape($0, separator: "/") }.joined(separator: "/") }
+
+        /// "key 'K' is locked by FILE; nothing was changed".
+        public var description: String { "key '\(keyPath)' is locked by \(file); nothing was changed" }
+    }
+
+    /// The leaf key paths whose values differ between two dictionaries (a leaf present in one
+    /// only counts), without recursion.
+    static func differingLeafPaths(_ old: PlistDictionary, _ new: PlistDictionary) -> [[String]] {
+        var result: [[String]] = []
+        var pending: [([String], PlistDictionary, PlistDictionary)] = [([], old, new)]
+        while let (prefix, a, b) = pending.popLast() {
+            var names = Array(a.keys)
+            for name in b.keys where a[name] == nil { names.append(name) }
+            for name in names {
+                let x = a[name], y = b[name]
+                guard x != y else { continue }
+                // A namespace that appears or goes counts by its leaves.
+                switch (x, y) {
+                case (.dictionary(let dx)?, .dictionary(let dy)?) where !dx.isEmpty || !dy.isEmpty:
+                    pending.append((prefix + [name], dx, dy))
+                case (.dictionary(let dx)?, nil) where !dx.isEmpty:
+                    pending.append((prefix + [name], dx, PlistDictionary()))
+                case (nil, .dictionary(let dy)?) where !dy.isEmpty:
+                    pending.append((prefix + [name], PlistDictionary(), dy))
+                default:
+                    result.append(prefix + [name])
+                }
+            }
+        }
+        return result
+    }
+}

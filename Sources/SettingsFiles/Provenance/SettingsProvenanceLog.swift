@@ -1,0 +1,557 @@
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
+public import Foundation
+#endif
+public import SettingsPlist
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The provenance log of a property-list file: for each leaf key path of the file (a value that is
+/// not a dictionary), who last set it. Kept as `provenance.plist` (binary, owner-only) in the file's
+/// companion directory (``PlistFile/companionDirectory(for:)``), written only under the file's lock.
+///
+/// Bounded: entries are kept only for leaves the file holds (``prune(to:)``), at most
+/// ``maximumEntries`` of them (the oldest go first).
+///
+/// ```swift
+/// var log = try SettingsProvenanceLog.load(for: target)
+/// log.record([["volume"]], in: newContents, by: .thisProcess(.tool))
+/// try log.save(for: target)
+/// ```
+public struct SettingsProvenanceLog: Hashable, Sendable {
+    /// The log's file name in the companion directory.
+    public static let fileName = "provenance.plist"
+    /// The most entries kept.
+    public static let maximumEntries = 10_000
+    /// The largest log read, in bytes.
+    public static let maximumSize = 4 << 20
+
+    /// Who last set each leaf key path.
+    public var entries: [[String]: SettingsProvenance] {
+        get { storage }
+        _modify {
+            written = nil  // changed from outside: the next save encodes every entry
+            delta = nil
+            yield &storage
+        }
+        set {
+            written = nil
+            delta = nil
+            storage = newValue
+        }
+    }
+
+    /// The newest generation of the file's history whose provenance entries this log holds
+    /// (``PlistHistory/provenanceDeltas(for:after:)``), and the one the log's own file holds.
+    package var through = 0
+    package private(set) var savedThrough = 0
+    /// The paths whose entries changed since the last ``takeDelta()`` (`nil`: changed from
+    /// outside, as a whole).
+    private var delta: Set<[String]>? = []
+    /// The entries a replayed generation replaced, newest last: a generation kept for a save
+    /// that a kill then stopped describes values the file never got, and the entry it replaced
+    /// still describes the value left (``provenance(of:in:fileDate:)``, ``reconcile(with:)``).
+    private var shadows: [[String]: [SettingsProvenance]] = [:]
+
+    /// The entries.
+    private var storage: [[String]: SettingsProvenance]
+    /// Whether every leaf of the file has its entry (or a missing one means a writer that
+    /// records nothing changed it). `false` once a bound dropped entries, or the log on disk
+    /// could not be read: a leaf without an entry is then of unknown provenance.
+    public private(set) var isComplete = true
+    /// The log as last written or read by ``save(for:keepingEncoding:)`` or
+    /// ``load(for:keepingEncoding:)``, and the paths whose entries changed since (`nil`: not kept).
+    private var written: Written?
+
+    /// The log's entries in the form they are written (the file's `keys` dictionary), and the
+    /// paths whose entries ``record(_:in:by:)``, ``noteUnrecorded(_:in:seenAt:)`` or
+    /// ``prune(to:)`` changed since: only those are encoded again at the next save.
+    private struct Written: Sendable {
+        var keys: PlistDictionary
+        var touched: Set<[String]> = []
+    }
+
+    /// An empty log.
+    public init() { storage = [:] }
+
+    /// Logs are equal when their entries (and completeness) are.
+    public static func == (a: SettingsProvenanceLog, b: SettingsProvenanceLog) -> Bool {
+        a.storage == b.storage && a.isComplete == b.isComplete
+    }
+
+    /// Hashes the entries.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(storage)
+    }
+
+    /// Sets (or with `nil` removes) the entry at `path`, noting it for the next save.
+    private mutating func set(_ entry: SettingsProvenance?, at path: [String]) {
+        storage[path] = entry
+        written?.touched.insert(path)
+        delta?.insert(path)
+    }
+
+    /// The entries changed since the last call, as a generation carries them (an entry as the
+    /// log's file writes it, `false` for one removed); `nil` when the log was changed as a whole
+    /// (the log's file must then be written).
+    package mutating func takeDelta() -> PlistDictionary? {
+        guard let paths = delta else {
+            delta = []
+            return nil
+        }
+        delta = []
+        var out = PlistDictionary(minimumCapacity: paths.count)
+        for path in paths.sorted(by: { $0.lexicographicallyPrecedes($1) }) {
+            out.append(Self.key(path), storage[path].map(Self.value) ?? .bool(false))
+        }
+        return out
+    }
+
+    /// Applies a generation's entries (``takeDelta()``); what does not read as an entry is skipped.
+    package mutating func apply(delta entries: PlistDictionary) {
+        for (path, value) in entries {
+            let components = EscapedPath.split(path, separator: "/")
+            guard !components.isEmpty, components.count <= PlistNesting.maximumDepth else { continue }
+            let replaced = storage[components]
+            if value == .bool(false) {
+                set(nil, at: components)
+            } else if let entry = Self.entry(value) {
+                set(entry, at: components)
+            } else {
+                continue
+            }
+            if let replaced { shadows[components, default: []].append(replaced) }
+        }
+    }
+
+    /// Puts back, for each leaf of `contents` whose entry a replayed generation replaced with one
+    /// that does not describe its value, the replaced entry that does (the generation's save
+    /// never happened), then forgets the replaced entries: a writer calls it with the file as it
+    /// is before recording a change of it.
+    package mutating func reconcile(with contents: PlistDictionary) {
+        guard !shadows.isEmpty else { return }
+        for (path, replaced) in shadows {
+            guard let value = contents.value(at: path) else { continue }
+            let digest = SettingsProvenance.digest(of: value)
+            if storage[path]?.digest != digest, let previous = replaced.last(where: { $0.digest == digest }) {
+                set(previous, at: path)
+            }
+        }
+        shadows = [:]
+    }
+
+    /// Folds the provenance the generations of `target` carry into the log's file, before the
+    /// generations go (``PlistHistory/removeAll(for:)``): the file then describes everything,
+    /// and the next generation numbers start again.
+    package static func fold(for target: String) {
+        guard (try? PlistFile.existingCompanionDirectory(for: target)) != nil,
+              var log = try? load(for: target, keepingEncoding: false) else { return }
+        log.through = 0
+        _ = try? log.save(for: target, keepingEncoding: false)
+    }
+
+    /// The log's path beside `target`.
+    ///
+    /// - Parameter target: the settings file (after the link rule).
+    /// - Returns: `.NAME.meta/provenance.plist` beside it.
+    public static func path(for target: String) -> String {
+        PlistFile.companionDirectory(for: target) + "/" + fileName
+    }
+
+    /// The log kept beside `target`: empty when there is none. A log that cannot be parsed is
+    /// treated as empty (it is rewritten at the next save; provenance is a record, never data).
+    ///
+    /// - Parameter target: the settings file (after the link rule).
+    /// - Returns: the log.
+    /// - Throws: ``PlistFile/Failure`` for an unsafe companion directory or an unreadable log.
+    public static func load(for target: String) throws(PlistFile.Failure) -> SettingsProvenanceLog {
+        try load(for: target, keepingEncoding: false)
+    }
+
+    /// ``load(for:)``; with `keepingEncoding`, the entries are also kept as they were read, so
+    /// that ``save(for:keepingEncoding:)`` encodes only the entries changed since. Given the log
+    /// this writer last saved or loaded (`previous`), only the entries whose encoded form changed
+    /// since are decoded again (another writer's save changes a few).
+    package static func load(for target: String, keepingEncoding: Bool,
+                             updating previous: SettingsProvenanceLog? = nil) throws(PlistFile.Failure) -> SettingsProvenanceLog {
+        guard let directory = try PlistFile.existingCompanionDirectory(for: target) else { return SettingsProvenanceLog() }
+        let contents: PlistFile.Contents?
+        do {
+            contents = try PlistFile.read(directory + "/" + fileName, limit: maximumSize, followingLinks: false)
+        } catch where error.code == EFBIG {
+            var log = unknown  // larger than any writer writes: nothing in it is believed
+            log.replay(for: target, after: 0)
+            return log
+        }
+        guard let contents else {
+            var log = SettingsProvenanceLog()
+            log.replay(for: target, after: 0)  // not written yet: the generations carry it all
+            return log
+        }
+        guard let value = try? PlistValue(decoding: contents.bytes),
+              case .dictionary(let root) = value, case .dictionary(let keys)? = root["keys"] else {
+            var log = unknown
+            log.replay(for: target, after: 0)
+            return log
+        }
+        let complete = root["complete"]?.boolValue ?? true
+        let through = root["through"]?.intValue ?? 0
+        if keepingEncoding, let previous, let old = previous.written, old.touched.isEmpty,
+           var log = updated(previous.storage, writtenAs: old.keys, to: keys) {
+            log.isComplete = complete
+            log.replay(for: target, after: through)
+            return log
+        }
+        var log = SettingsProvenanceLog()
+        log.isComplete = complete
+        var canonical = keepingEncoding  // every key written as a save writes it
+        for (path, value) in keys {
+            guard let entry = entry(value) else { continue }
+            let components = EscapedPath.split(path, separator: "/")
+            if canonical, key(components) != path { canonical = false }
+            log.storage[components] = entry
+        }
+        if canonical, log.storage.count == keys.count {  // every entry read back as it is written: reusable as it is
+            log.written = Written(keys: keys)
+        }
+        log.replay(for: target, after: through)
+        return log
+    }
+
+    /// Applies the entries of the generations kept after the log's file was written.
+    private mutating func replay(for target: String, after number: Int) {
+        savedThrough = number
+        through = number
+        for (n, entries) in PlistHistory.provenanceDeltas(for: target, after: number) {
+            apply(delta: entries)
+            through = n
+        }
+        delta = []
+    }
+
+    /// The log that `keys` (a file's) holds, from `storage` written as `old`: only the entries
+    /// whose encoded form differs are decoded. `nil` (read it all) when `keys` holds an entry
+    /// that does not read back or a key not written as a save writes it.
+    private static func updated(_ storage: [[String]: SettingsProvenance], writtenAs old: PlistDictionary,
+                                to keys: PlistDictionary) -> SettingsProvenanceLog? {
+        var log = SettingsProvenanceLog()
+        log.storage = storage
+        var kept = 0  // keys of `old` still in `keys`
+        for (path, value) in keys {
+            let before = old[path]
+            if before != nil { kept += 1 }
+            if before == value { continue }
+            let components = EscapedPath.split(path, separator: "/")
+            guard key(components) == path, let entry = entry(value) else { return nil }
+            log.storage[components] = entry
+        }
+        if kept < old.count {
+            for (path, _) in old where keys[path] == nil { log.storage[EscapedPath.split(path, separator: "/")] = nil }
+        }
+        guard log.storage.count == keys.count else { return nil }
+        log.written = Written(keys: keys)
+        return log
+    }
+
+    /// A log that could not be read: empty, and not complete (nothing is known).
+    static var unknown: SettingsProvenanceLog {
+        var log = SettingsProvenanceLog()
+        log.isComplete = false
+        return log
+    }
+
+    /// An entry as read from the file, or `nil` when it is not one.
+    private static func entry(_ value: PlistValue) -> SettingsProvenance? {
+        guard case .dictionary(let e) = value, let raw = e["origin"]?.stringValue,
+              let origin = SettingsProvenance.Origin(rawValue: raw), let date = e["date"]?.dateValue else { return nil }
+        let digest: UInt64 = switch e["digest"] { case .integer(let i)?: UInt64(i.description) ?? 0; default: 0 }
+        return SettingsProvenance(origin: origin, process: e["process"]?.stringValue, pid: e["pid"]?.intValue, date: date,
+                               device: e["device"]?.stringValue, digest: digest)
+    }
+
+    /// Writes the log beside `target` (atomically, owner-only), creating the companion directory.
+    ///
+    /// - Parameter target: the settings file (after the link rule).
+    /// - Throws: ``PlistFile/Failure`` when it cannot be written.
+    public func save(for target: String) throws(PlistFile.Failure) {
+        var log = self
+        try log.save(for: target, keepingEncoding: false)
+    }
+
+    /// ``save(for:)``; with `keepingEncoding`, the entries are kept as written, and when they
+    /// were kept by the last save or load, only the entries changed since are encoded again.
+    /// The file is the same as ``save(for:)`` writes but for the order of its keys.
+    ///
+    /// - Returns: the identity of the file written.
+    @discardableResult
+    package mutating func save(for target: String, keepingEncoding: Bool) throws(PlistFile.Failure) -> PlistFile.Identity {
+        var keys: PlistDictionary
+        // Each removal shifts the entries after it: past a few, encoding all is cheaper.
+        if var kept = written, keepingEncoding, kept.touched.count <= max(16, storage.count / 4),
+           kept.touched.count(where: { storage[$0] == nil }) <= 16 {
+            written = nil  // `kept.keys` is changed in place, not copied
+            for path in kept.touched {
+                if let entry = storage[path] {
+                    kept.keys[Self.key(path)] = Self.value(entry)  // a new key goes last
+                } else {
+                    kept.keys.removeValue(forKey: Self.key(path))
+                }
+            }
+            keys = kept.keys
+        } else {
+            keys = Self.encoded(storage)
+        }
+        var bytes = try Self.encode(keys, complete: isComplete, through: through)
+        if bytes.count > Self.maximumSize {
+            // Never written larger than it is read: the oldest entries go (their leaves then
+            // read as unknown) until it fits.
+            while bytes.count > Self.maximumSize, !storage.isEmpty {
+                let excess = max(1, storage.count - storage.count * Self.maximumSize / bytes.count + storage.count / 16)
+                for (path, _) in storage.sorted(by: { $0.value.date < $1.value.date }).prefix(excess) { storage[path] = nil }
+                isComplete = false
+                keys = Self.encoded(storage)
+                bytes = try Self.encode(keys, complete: false, through: through)
+            }
+        }
+        written = keepingEncoding ? Written(keys: keys) : nil
+        let identity = try Self.write(bytes, for: target)
+        savedThrough = through
+        delta = []
+        return identity
+    }
+
+    /// Every entry as written, sorted by path.
+    private static func encoded(_ entries: [[String]: SettingsProvenance]) -> PlistDictionary {
+        var keys = PlistDictionary(minimumCapacity: entries.count)
+        for (path, entry) in entries.sorted(by: { $0.key.lexicographicallyPrecedes($1.key) }) {
+            keys.append(key(path), value(entry))
+        }
+        return keys
+    }
+
+    /// The file's bytes holding `keys`.
+    private static func encode(_ keys: PlistDictionary, complete: Bool, through: Int) throws(PlistFile.Failure) -> [UInt8] {
+        var root: PlistDictionary = ["version": 1, "keys": .dictionary(keys)]
+        if !complete { root["complete"] = false }
+        if through > 0 { root["through"] = .integer(PlistInteger(Int64(through))) }
+        do {
+            return try PlistValue.dictionary(root).encodedBytes(as: .binary)
+        } catch {
+            throw PlistFile.Failure("cannot encode the provenance log: \(error)", code: EINVAL)
+        }
+    }
+
+    /// Writes the file's bytes.
+    @discardableResult
+    private static func write(_ bytes: [UInt8], for target: String) throws(PlistFile.Failure) -> PlistFile.Identity {
+        let directory = try PlistFile.makeCompanionDirectory(for: target)
+        return try PlistFile.replace(directory + "/" + fileName, with: bytes, permissions: 0o600, durable: false)  // digests make a lost log harmless
+    }
+
+    /// An entry's key in the file: its path with `/` and `\\` escaped in components.
+    private static func key(_ path: [String]) -> String {
+        PlistHistory.keyPath(path)
+    }
+
+    /// An entry as written.
+    private static func value(_ entry: SettingsProvenance) -> PlistValue {
+        var e: PlistDictionary = ["origin": .string(entry.origin.rawValue), "date": .date(entry.date),
+                                  "digest": .integer(PlistInteger(entry.digest))]
+        if let process = entry.process { e["process"] = .string(process) }
+        if let pid = entry.pid { e["pid"] = .integer(PlistInteger(Int64(pid))) }
+        if let device = entry.device { e["device"] = .string(device) }
+        return .dictionary(e)
+    }
+
+    /// Records `writer` as the setter of every leaf at or below `keys` in `contents`; a key gone
+    /// from `contents` loses its entry (entries below it go at the next ``prune(to:)``).
+    ///
+    /// - Parameters:
+    ///   - keys: the key paths written (a dictionary's path records each of its leaves).
+    ///   - contents: the file's contents after the write.
+    ///   - writer: who wrote them (its digest is filled per leaf).
+    public mutating func record(_ keys: [[String]], in contents: PlistDictionary, by writer: SettingsProvenance) {
+        // Entries below a key now holding a leaf (or gone) no longer describe anything: ``prune(to:)``
+        // drops them, once for all keys rather than a walk of every entry per key.
+        for key in keys {
+            guard let value = Self.value(at: key, in: contents) else {
+                set(nil, at: key)
+                continue
+            }
+            Self.forEachLeaf(of: value, at: key) { path, leaf in
+                var entry = writer
+                entry.digest = SettingsProvenance.digest(of: leaf)
+                set(entry, at: path)
+            }
+        }
+    }
+
+    /// Records `seen` (``SettingsProvenance/Origin/changedOnDisk``) for every leaf at `keys` (leaves
+    /// that changed on disk) whose entry is missing or no longer matches its value.
+    ///
+    /// - Parameters:
+    ///   - keys: leaf key paths found changed.
+    ///   - contents: the file's contents now.
+    ///   - date: when the change was seen.
+    /// - Returns: whether an entry changed.
+    @discardableResult
+    public mutating func noteUnrecorded(_ keys: [[String]], in contents: PlistDictionary, seenAt date: Date) -> Bool {
+        var changed = false
+        for key in keys {
+            guard let value = Self.value(at: key, in: contents) else {
+                if storage[key] != nil {
+                    set(nil, at: key)
+                    changed = true
+                }
+                continue
+            }
+            Self.forEachLeaf(of: value, at: key) { path, leaf in
+                let digest = SettingsProvenance.digest(of: leaf)
+                guard storage[path]?.digest != digest else { return }
+                set(SettingsProvenance(origin: .changedOnDisk, date: date, digest: digest), at: path)
+                changed = true
+            }
+        }
+        return changed
+    }
+
+    /// The leaves of `contents` whose entry is missing or no longer matches their value: set by
+    /// a writer that records nothing (or before there was a log).
+    ///
+    /// - Parameter contents: the file's contents.
+    /// - Returns: their key paths.
+    /// A leaf without an entry counts only while the log is complete (``isComplete``): otherwise
+    /// its provenance is unknown, not a change on disk.
+    public func unrecordedLeaves(in contents: PlistDictionary) -> [[String]] {
+        var out: [[String]] = []
+        Self.forEachLeaf(of: .dictionary(contents), at: []) { path, leaf in
+            guard let entry = entries[path] else {
+                if isComplete { out.append(path) }
+                return
+            }
+            if entry.digest != SettingsProvenance.digest(of: leaf) { out.append(path) }
+        }
+        return out
+    }
+
+    /// Drops entries for leaves `contents` no longer holds, then the oldest beyond ``maximumEntries``.
+    ///
+    /// - Parameter contents: the file's contents.
+    public mutating func prune(to contents: PlistDictionary) {
+        for path in storage.keys {
+            switch Self.value(at: path, in: contents) {
+            case nil, .dictionary?: set(nil, at: path)
+            default: break
+            }
+        }
+        if storage.count > Self.maximumEntries {
+            let oldest = storage.sorted { $0.value.date < $1.value.date }.prefix(storage.count - Self.maximumEntries)
+            for (path, _) in oldest { set(nil, at: path) }
+            isComplete = false
+        } else if !isComplete {
+            // Complete again once every leaf has its entry (the file shrank, or was all rewritten).
+            var everyLeafRecorded = true
+            Self.forEachLeaf(of: .dictionary(contents), at: []) { path, _ in
+                if storage[path] == nil { everyLeafRecorded = false }
+            }
+            if everyLeafRecorded { isComplete = true }  // pruned above: no entry without its leaf
+        }
+    }
+
+    /// Who last set the value at `key` in `contents`: for a leaf, its entry; for a dictionary,
+    /// the most recent entry of its leaves. A leaf with no entry, or whose entry no longer
+    /// matches it, was changed by a writer that records nothing: it is reported as
+    /// ``SettingsProvenance/Origin/changedOnDisk`` seen at `fileDate` (when the file last changed).
+    ///
+    /// - Parameters:
+    ///   - key: the key path.
+    ///   - contents: the file's contents.
+    ///   - fileDate: the file's modification time.
+    /// - Returns: the provenance, or `nil` when `contents` has no value at `key`.
+    public func provenance(of key: [String], in contents: PlistDictionary, fileDate: Date) -> SettingsProvenance? {
+        guard let value = Self.value(at: key, in: contents) else { return nil }
+        var newest: SettingsProvenance?
+        Self.forEachLeaf(of: value, at: key) { path, leaf in
+            let digest = SettingsProvenance.digest(of: leaf)
+            let found = entries[path].flatMap { $0.digest == digest ? $0 : nil }
+                ?? shadows[path]?.last(where: { $0.digest == digest })
+                ?? SettingsProvenance(origin: entries[path] == nil && !isComplete ? .unknown : .changedOnDisk, date: fileDate, digest: digest)
+            if newest == nil || found.date > newest!.date { newest = found }
+        }
+        return newest
+    }
+
+    /// The line `settings explain` shows for `key` of the file at `target`: its provenance
+    /// (``SettingsProvenance/summary``), or `nil` when the file has no value there. The one function
+    /// that renders provenance from the companion directory.
+    ///
+    /// ```swift
+    /// SettingsProvenanceLog.describe(key: ["Network", "timeout"], inFileAt: target)
+    /// // "set by MyApp pid 4121 at 2026-11-26 10:15:02 UTC"
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - key: the key path's components.
+    ///   - target: the settings file (after the link rule).
+    /// - Returns: the line, or `nil`.
+    /// - Throws: ``PlistFile/Failure`` when the file or its companion directory cannot be read.
+    public static func describe(key: [String], inFileAt target: String) throws(PlistFile.Failure) -> String? {
+        guard let contents = try PlistFile.read(target, followingLinks: false),
+              case .dictionary(let dictionary)? = try? PlistValue(decoding: contents.bytes) else { return nil }
+        return try load(for: target).provenance(of: key, in: dictionary, fileDate: contents.identity.modificationDate)?.summary
+    }
+
+    /// The leaf key paths (values that are not dictionaries) added, removed or changed from
+    /// `old` to `new`, walked with a stack of its own (no recursion on depth).
+    ///
+    /// ```swift
+    /// SettingsProvenanceLog.changedLeaves(from: ["a": 1, "n": ["b": 2]], to: ["n": ["b": 3]])   // [["a"], ["n", "b"]]
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - old: the dictionary before.
+    ///   - new: the dictionary after.
+    /// - Returns: the changed leaves' key paths.
+    public static func changedLeaves(from old: PlistDictionary, to new: PlistDictionary) -> [[String]] {
+        var out: [[String]] = []
+        var stack: [([String], PlistValue?, PlistValue?)] = [([], .dictionary(old), .dictionary(new))]
+        while let (path, a, b) = stack.popLast() {
+            if a == b { continue }
+            if case .dictionary(let x)? = a, case .dictionary(let y)? = b {
+                for (k, v) in y { stack.append((path + [k], x[k], v)) }
+                for (k, v) in x where y[k] == nil { stack.append((path + [k], v, nil)) }
+                continue
+            }
+            for side in [a, b] {
+                guard let side else { continue }
+                forEachLeaf(of: side, at: path) { p, _ in out.append(p) }
+            }
+        }
+        var seen = Set<[String]>()
+        return out.filter { seen.insert($0).inserted }
+    }
+
+    /// The value at a key path (an empty path is nothing).
+    static func value(at path: [String], in contents: PlistDictionary) -> PlistValue? {
+        contents.value(at: path)
+    }
+
+    /// Calls `body` for each leaf (a value that is not a dictionary) at or below `path`, with a
+    /// stack of its own (no recursion on depth). Empty dictionaries have no leaves.
+    static func forEachLeaf(of value: PlistValue, at path: [String], _ body: ([String], PlistValue) -> Void) {
+        var stack: [([String], PlistValue)] = [(path, value)]
+        while let (p, v) = stack.popLast() {
+            if case .dictionary(let d) = v {
+                for (k, child) in d { stack.append((p + [k], child)) }
+            } else {
+                body(p, v)
+            }
+        }
+    }
+}

@@ -1,0 +1,128 @@
+import Foundation
+import Settings
+import Testing
+import SettingsTestSupport
+
+// The samples of the guides, run (with in-memory stores or temporary files where the docs use
+// the shared store or fixed paths): `Guide` holds the types of README.md, Docs/GettingStarted.md,
+// DefaultsAndLayers.md, TypesAndTransformers.md and Migrating.md, run by the *GuideTests suites.
+
+enum Guide {
+    struct AppSettings {
+        @Setting var autoPlay: Bool
+        @Setting var timeout: Double
+        @Setting var proxy: String?
+        @Setting var accent: SettingsColor
+        init(store: SettingsStore) {
+            _autoPlay = Setting("autoPlay", default: false, store: store)
+            _timeout = Setting("Network/timeout", default: 30.0, store: store)
+            _proxy = Setting("Network/proxy", store: store)
+            _accent = Setting("accent", default: SettingsColor(hex: "#FF8800")!, store: store)
+        }
+    }
+
+    enum Theme: String, Codable, SettingsValue { case system, light, dark }
+    struct Profile: Codable, Sendable, Equatable, SettingsValue { var name = "Guest"; var volume = 0.5 }
+    struct Typed {
+        @Setting("accent", default: SettingsColor(hex: "#FF8800")!, store: .inMemory()) var accent: SettingsColor
+        @Setting("homepage", default: URL(string: "https://example.com")!, store: .inMemory()) var homepage: URL
+        @Setting("theme", default: Theme.system, store: .inMemory()) var theme: Theme
+        @Setting("profile", default: Profile(), store: .inMemory()) var profile: Profile
+    }
+
+    // Migrating: MFDynamic
+    struct MYAppDefaults {
+        @Setting(default: false, store: .inMemory()) var autoPlayVoiceOver: Bool
+        @Setting(default: 30.0, store: .inMemory()) var loginTimeoutInterval: TimeInterval
+        @Setting var lastUpdate: Date?   // key-less and optional: no arguments at all
+    }
+    struct MYModelClass: SettingsModel {
+        @Archived var backgroundColor = SettingsColor(hex: "#FFFFFF")!
+        @Archived var brightness: Float = 1
+        @Archived var someURL = URL(string: "https://example.com")!
+        var propertyThatWontBeArchived = ""
+    }
+    // Migrating: PSTSettings
+    struct MySettings {
+        @Setting(default: false, store: .inMemory()) var flagTheDoesSomething: Bool
+        @Setting(default: "", store: .inMemory()) var someStringThatSaysStuff: String
+    }
+    // Migrating: Palau
+    static let lessThan10: @Sendable (Int) -> Bool = { $0 < 10 }
+    struct Defaults {
+        @Setting("name", store: .inMemory()) var name: String?
+        @Setting("intValue", store: .inMemory(), rules: SettingRules<Int>().whenNil(use: 10).ensure(when: lessThan10, use: 10))
+        var intValueMin10: Int?
+        @Setting("strings", default: [String](), store: .inMemory()) var strings: [String]
+    }
+}
+
+@Suite("Guide: Migrating")
+struct MigratingGuideTests {
+
+    @Test func migratingFromMFDynamic() throws {
+        let defaults = SettingsStore.bind(Guide.MYAppDefaults(), to: .inMemory())
+        defaults.autoPlayVoiceOver = true
+        #expect(defaults.$autoPlayVoiceOver.key == "AutoPlayVoiceOver")
+        #expect(defaults.$autoPlayVoiceOver.store["AutoPlayVoiceOver"] == true)
+        #expect(defaults.lastUpdate == nil)
+        #expect(defaults.$lastUpdate.key == "LastUpdate")
+        let now = Date(timeIntervalSince1970: 1_700_000_000)
+        defaults.lastUpdate = now
+        #expect(defaults.$lastUpdate.store["LastUpdate"] == .date(now))
+
+        let dir = try TemporaryDirectory()
+        var model = Guide.MYModelClass()
+        model.brightness = 0.5
+        model.propertyThatWontBeArchived = "scratch"
+        try model.save(to: dir.file("Model.plist"))
+        let loaded = try Guide.MYModelClass.load(from: dir.file("Model.plist"))
+        #expect(loaded.brightness == 0.5)
+        #expect(loaded.propertyThatWontBeArchived == "")
+        #expect(try PlistValue(contentsOf: dir.file("Model.plist"))["someURL"] == "https://example.com")
+    }
+
+    @Test func migratingFromTFOptionsKit() throws {
+        let dir = try TemporaryDirectory()
+        let optionsURL = dir.file("DefaultOptions.plist"), targetURL = dir.file("Options.plist")
+        try PlistValue.dictionary(["My boolean": true, "Root": ["Sub": ["Key": "Value"]], "Tint": "#FF8800"]).write(to: optionsURL)
+        try PlistValue.dictionary(["Root": ["Sub": ["Another key": "Target value"]]]).write(to: targetURL)
+        let options = try SettingsStore.options(contentsOf: optionsURL, overrides: [targetURL])
+        #expect(options.value("My boolean", default: false))
+        let loaded: String = try options.requiredValue(for: "Root/Sub/Key")
+        #expect(loaded == "Value")
+        #expect(options.value("The key for my data", default: "No, default loaded") == "No, default loaded")
+        #expect(options.value("Root/Sub/Another key", default: "") == "Target value")
+        #expect(options.value("Tint", default: SettingsColor(hex: "#000")!).hex == "#FF8800")
+        #expect(throws: SettingsError.self) { let _: String = try options.requiredValue(for: "Root/Missing") }
+    }
+
+    @Test func migratingFromPSTSettingsAndAlchemic() {
+        let settings = SettingsStore.bind(Guide.MySettings())
+        settings.flagTheDoesSomething = true
+        #expect(settings.flagTheDoesSomething)
+        #expect(settings.$flagTheDoesSomething.key == "FlagTheDoesSomething")
+
+        let store = SettingsStore.inMemory()
+        store["username"] = "derek"
+        #expect(store["username"]?.stringValue == "derek")
+    }
+
+    @Test func migratingFromPalau() {
+        let defaults = Guide.Defaults()
+        defaults.name = "I am a great String value!"
+        #expect(defaults.name == "I am a great String value!")
+        defaults.name = nil
+        #expect(defaults.$name.isSet == false)
+        #expect(defaults.intValueMin10 == 10)
+        defaults.intValueMin10 = 8
+        #expect(defaults.intValueMin10 == 10)
+        defaults.intValueMin10 = 11
+        #expect(defaults.intValueMin10 == 11)
+        let printed = Received<String>()
+        let observation = defaults.$strings.onChange { new, old in printed.append("changed to: \(new) from: \(old)") }
+        defaults.strings = ["a"]
+        #expect(printed.all == [#"changed to: ["a"] from: []"#])
+        _ = observation
+    }
+}
