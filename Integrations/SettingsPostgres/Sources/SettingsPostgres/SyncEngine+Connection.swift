@@ -63,10 +63,12 @@ extension SyncEngine {
         var wake = sync.takeWake()
         // The first session follows the start-up scan; the change callback has been on since.
         try await cycle(conn, dirty: wake.dirty, full: gen > 1)
+        try await saveStateIfUnsaved()
         sync.completeRounds(upTo: ticket)
         sync.setStatus(.upToDate(seq: state.cursorSeq))
         connected()
         var lastActivity = ContinuousClock.now
+        var lastCycle = ContinuousClock.now
         var gate = NotifyGate()
 
         while true {
@@ -95,6 +97,7 @@ extension SyncEngine {
             case .tick where gate.due(cursor: state.cursorSeq):
                 pull = true   // an announcement held back by the gate's pace
             case .tick:
+                try await saveStateIfUnsaved()   // a second after the pulls that moved it, at most
                 if ContinuousClock.now - lastActivity >= .seconds(15) {
                     _ = try await Self.timed(conn, .seconds(5), "keep-alive") {
                         try await conn.query("SELECT 1", logger: logger).decode(Int32.self).reduce(into: 0) { _, _ in }
@@ -107,13 +110,18 @@ extension SyncEngine {
             }
             if full {
                 try await cycle(conn, dirty: wake.dirty, full: true)
+                try await saveStateIfUnsaved()
                 sync.completeRounds(upTo: ticket)
             } else if pull {
+                // Announcements are pulled at most every `pullSpacing`: what arrives meanwhile
+                // comes in the same pull, one apply for all of it (issue 30, item 12).
+                try await Task.sleep(until: lastCycle + SyncLimits.pullSpacing)
                 try await cycle(conn, dirty: [:], full: false)
             } else {
                 try await cycle(conn, dirty: wake.dirty, full: false)
             }
             wake.dirty = [:]
+            lastCycle = .now
             if gate.waiting > 0 { try await gate.pulled(cursor: state.cursorSeq, spaceSeq: spaceSeq(conn)) }
             lastActivity = ContinuousClock.now
             sync.setStatus(.upToDate(seq: state.cursorSeq))

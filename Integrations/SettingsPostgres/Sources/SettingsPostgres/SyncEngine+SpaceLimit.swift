@@ -68,7 +68,10 @@ extension SyncEngine {
     }
 
     /// (a) mark applying durably, (b) one conditional batch under the store's lock (skipping keys
-    /// a local write changed since), flush, (c) mark synced; the caller saves the cursor.
+    /// a local write changed since), (c) mark synced in memory: the caller moves the cursor, and
+    /// a later ``saveState()`` records both once it has flushed the settings file. Until then the
+    /// state file says `applying`, which ``reconcileApplying()`` settles after a crash from the
+    /// values the settings file holds.
     func apply(_ all: [Incoming]) async throws {
         // A key pulled twice in one batch (changed between pages): its later row is the newer.
         var lastIndex: [SettingsKey: Int] = [:]
@@ -97,8 +100,7 @@ extension SyncEngine {
             return ok
         }
         logger.trace("apply: applied \(applied.count)")
-        if !applied.isEmpty { try await store.flush() }
-        logger.trace("apply: flushed")
+        if !applied.isEmpty { settingsUnflushed = true }   // flushed before the state is next saved
         for item in incoming {
             // Skipped keys take the remote register: the local edit that raced is compared
             // against it when processed, and wins with a newer clock.

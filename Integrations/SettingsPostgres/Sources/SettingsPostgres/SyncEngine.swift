@@ -31,6 +31,15 @@ final class SyncEngine {
     var heldBack: Set<String> = []
     /// During a full download after a purge: synced leaves not (yet) seen in it.
     var resyncUnseen: Set<String>?
+    /// The state changed since it was last saved, and nothing needs it durable yet: a pull's
+    /// cursor and synced markers (``pullAll(_:)``) wait for the next save (the next apply's, a
+    /// push's, a tick's, or the end of the run).
+    var stateUnsaved = false
+    /// Values were applied to the store since its last flush by this engine: ``saveState()``
+    /// flushes them first, so the state file never calls synced, or moves its cursor past, what
+    /// the settings file does not hold. The flush costs nothing when the store saved them
+    /// meanwhile (its autosave, or the app's own flush).
+    var settingsUnflushed = false
     let logger: Logger
 
     init(sync: SettingsSync, events: AsyncStream<SyncEvent>) {
@@ -122,6 +131,7 @@ final class SyncEngine {
             try? await Task.sleep(for: backoff * jitter)
             backoff = min(backoff * 2, .seconds(2))
         }
+        try? await saveStateIfUnsaved()   // what the last pulls moved (their data is durable already)
     }
 
     func loadState() async {
@@ -148,8 +158,18 @@ final class SyncEngine {
     }
 
     func saveState() async throws {
+        if settingsUnflushed {
+            try await store.flush()
+            settingsUnflushed = false
+        }
         let storage = self.storage, snapshot = state
         try await BlockingIO.run { try storage.save(snapshot) }
+        stateUnsaved = false
+    }
+
+    /// Saves the state when a pull left it unsaved (``stateUnsaved``).
+    func saveStateIfUnsaved() async throws {
+        if stateUnsaved { try await saveState() }
     }
 
     // MARK: Local changes

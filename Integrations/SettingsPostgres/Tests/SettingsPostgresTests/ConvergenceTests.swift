@@ -250,22 +250,28 @@ struct ConvergenceTests {
     }
 
     /// Regression: edits made while offline were stamped when the connection came back, so an
-    /// older offline edit beat a newer one made meanwhile on another device.
+    /// older offline edit beat a newer one made meanwhile on another device. It ends every
+    /// device session of its database, so it runs in a database of its own: in the shared one it
+    /// ended the other suites' sessions too.
     @Test func anOfflineEditKeepsItsPlaceInTime() async throws {
+        try await withPrivateDatabase { _, database in try await offlineEditKeepsItsPlace(database) }
+    }
+
+    func offlineEditKeepsItsPlace(_ database: String) async throws {
         let app = uniqueApp()
         let logger = Logger(label: "tests")
-        let a = try TestDevice(app: app)
-        let b = try TestDevice(app: app)
+        let user = try await TestServer.makeUser("oe")
+        let url = "postgres://\(user.name):\(user.password)@127.0.0.1:\(TestServer.port)/\(database)"
+        let a = try TestDevice(app: app, url: url)
+        let b = try TestDevice(app: app, url: url)
         a.store["k"] = "first"
         try await a.synchronize()
         try await b.synchronize()
         var statuses = a.sync.statusUpdates.makeAsyncIterator()
         let good = a.sync.server
         a.sync.serverURL.withLock { $0.port = 1 }   // A goes offline (connection refused) and stays so
-        try await withTestConnection(superuser: true) { conn in
-            // The devices' sessions in this database only: every test shares the server, and an
-            // install in another test's own database (the admin tool's session is 'settings-sync'
-            // too) was ended by this, failing that test (57P01 at its COMMIT).
+        try await withTestConnection(superuser: true, database: database) { conn in
+            // The devices' sessions in this test's own database only.
             try await conn.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'settings-sync' AND datname = current_database()", logger: logger)
         }
         while let s = await statuses.next() {
