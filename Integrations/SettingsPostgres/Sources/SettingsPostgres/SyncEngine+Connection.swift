@@ -68,7 +68,6 @@ extension SyncEngine {
         sync.setStatus(.upToDate(seq: state.cursorSeq))
         connected()
         var lastActivity = ContinuousClock.now
-        var lastCycle = ContinuousClock.now
         var gate = NotifyGate()
 
         while true {
@@ -113,15 +112,11 @@ extension SyncEngine {
                 try await saveStateIfUnsaved()
                 sync.completeRounds(upTo: ticket)
             } else if pull {
-                // Announcements are pulled at most every `pullSpacing`: what arrives meanwhile
-                // comes in the same pull, one apply for all of it (issue 30, item 12).
-                try await Task.sleep(until: lastCycle + SyncLimits.pullSpacing)
                 try await cycle(conn, dirty: [:], full: false)
             } else {
                 try await cycle(conn, dirty: wake.dirty, full: false)
             }
             wake.dirty = [:]
-            lastCycle = .now
             if gate.waiting > 0 { try await gate.pulled(cursor: state.cursorSeq, spaceSeq: spaceSeq(conn)) }
             lastActivity = ContinuousClock.now
             sync.setStatus(.upToDate(seq: state.cursorSeq))

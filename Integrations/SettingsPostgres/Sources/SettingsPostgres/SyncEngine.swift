@@ -35,11 +35,6 @@ final class SyncEngine {
     /// cursor and synced markers (``pullAll(_:)``) wait for the next save (the next apply's, a
     /// push's, a tick's, or the end of the run).
     var stateUnsaved = false
-    /// Values were applied to the store since its last flush by this engine: ``saveState()``
-    /// flushes them first, so the state file never calls synced, or moves its cursor past, what
-    /// the settings file does not hold. The flush costs nothing when the store saved them
-    /// meanwhile (its autosave, or the app's own flush).
-    var settingsUnflushed = false
     let logger: Logger
 
     init(sync: SettingsSync, events: AsyncStream<SyncEvent>) {
@@ -158,10 +153,6 @@ final class SyncEngine {
     }
 
     func saveState() async throws {
-        if settingsUnflushed {
-            try await store.flush()
-            settingsUnflushed = false
-        }
         let storage = self.storage, snapshot = state
         try await BlockingIO.run { try storage.save(snapshot) }
         stateUnsaved = false

@@ -20,9 +20,6 @@ enum SyncLimits {
     static let clientSpaceBytes = 32 << 20
     /// How far ahead of the server clock a row's HLC may be (5 minutes).
     static let futureMs: Int64 = 300_000
-    /// The least time from the end of one cycle to a pull for an announcement: with many devices
-    /// of one user writing, what they push meanwhile is pulled and applied together.
-    static let pullSpacing: Duration = .milliseconds(50)
 }
 
 /// The rules every synced key path follows, checked before pushing and on pulled rows alike.

@@ -249,6 +249,26 @@ struct ConvergenceTests {
         await a.stop()
     }
 
+    /// Issue 30, item 12: a pull's cursor is saved later than its apply (with the next state
+    /// save), but never before the settings file holds what it passed: a store that saves only
+    /// when flushed has the pulled value on disk by the time the state file's cursor passes it.
+    @Test func theSavedCursorNeverPassesValuesTheSettingsFileDoesNotHold() async throws {
+        let app = uniqueApp()
+        let a = try TestDevice(app: app)
+        let b = try TestDevice(app: app, autosave: nil)   // saves only on flush
+        try await b.synchronize()
+        a.store["pulled"] = "durable first"
+        try await a.synchronize()
+        let seq = try await serverSeq(app)
+        let storage = SyncStateStorage(url: b.sync.stateFileURL)
+        while (try storage.load()?.cursorSeq ?? 0) < seq {
+            try await Task.sleep(for: .milliseconds(20))   // polling pace; the suite's time limit bounds it
+        }
+        let onDisk = try PlistValue(contentsOf: b.dir.appending(path: "settings.plist"))
+        #expect(onDisk["pulled"] == "durable first")
+        await a.stop(); await b.stop()
+    }
+
     /// Regression: edits made while offline were stamped when the connection came back, so an
     /// older offline edit beat a newer one made meanwhile on another device. It ends every
     /// device session of its database, so it runs in a database of its own: in the shared one it
