@@ -3,7 +3,7 @@
 a write on one device takes to reach the others.
 
 Each device is a `settings-sync-device write --watch 1` process with its own settings file, in one
-space (a new user, added with a connection limit of 2 per device; one app id). Each writes `--writes` values to its own keys,
+space (a new user, with the default connection limit up to 20 devices; one app id). Each writes `--writes` values to its own keys,
 `--interval-ms` apart (value "tag:i:<unix ns when written>"), and prints a RECV line with the time
 it saw each other device's write arrive (`store.changes`, origin .sync). A→B latency is the
 receive time minus the write time, over every (writer, receiver) pair; also reported: how many
@@ -70,10 +70,11 @@ def main():
     admin = a.admin or os.environ.get("SETTINGS_SYNC_ADMIN_BIN")
     if not base or not admin:
         sys.exit("SETTINGS_PG_URL or the admin tool is not set: run under Scripts/test-server.sh, with --admin")
-    # A user of its own: each device holds a connection (two while it reconnects), more than the
-    # default per-user limit of 10.
+    # A user of its own, with the default connection limit (24: 20 devices and a few reconnecting);
+    # more devices than that get one connection each and four to spare.
     user, password = f"bench_{uuid.uuid4().hex[:8]}", uuid.uuid4().hex
-    subprocess.run([admin, "add-user", user, "--connection-limit", str(2 * a.devices + 2)],
+    limit = [] if a.devices <= 20 else ["--connection-limit", str(a.devices + 4)]
+    subprocess.run([admin, "add-user", user] + limit,
                    input=password + "\n", text=True, check=True, stdout=subprocess.DEVNULL)
     rest = base.split("@", 1)[1]
     url = f"postgres://{user}:{password}@{rest}"

@@ -91,9 +91,11 @@ public struct SettingsSyncAdmin: Sendable {
     }
 
     /// How many connections one user may hold at once, unless ``addUser(_:password:connectionLimit:)``
-    /// is told otherwise: a device holds one (two while it reconnects), so 10 covers several
-    /// devices, and one user cannot take every connection of the server from the others.
-    public static let defaultConnectionLimit = 10
+    /// is told otherwise: a device holds one (two for a moment while it reconnects), so 24 lets a
+    /// user run 20 devices, and takes at most a quarter of a default server's 100 connections
+    /// from the other users (raise `max_connections` for more users than that). A device refused
+    /// by the limit (53300) is offline and tries again with backoff, 100 ms doubling to 2 s.
+    public static let defaultConnectionLimit = 24
 
     /// Creates the login role `name` for one user, with only what a device needs (membership of
     /// `settings_sync_device`), at most `connectionLimit` connections at once, and bounds on its

@@ -63,6 +63,7 @@ extension SyncEngine {
         var wake = sync.takeWake()
         // The first session follows the start-up scan; the change callback has been on since.
         try await cycle(conn, dirty: wake.dirty, full: gen > 1)
+        try await saveStateIfUnsaved()
         sync.completeRounds(upTo: ticket)
         sync.setStatus(.upToDate(seq: state.cursorSeq))
         connected()
@@ -95,6 +96,7 @@ extension SyncEngine {
             case .tick where gate.due(cursor: state.cursorSeq):
                 pull = true   // an announcement held back by the gate's pace
             case .tick:
+                try await saveStateIfUnsaved()   // a second after the pulls that moved it, at most
                 if ContinuousClock.now - lastActivity >= .seconds(15) {
                     _ = try await Self.timed(conn, .seconds(5), "keep-alive") {
                         try await conn.query("SELECT 1", logger: logger).decode(Int32.self).reduce(into: 0) { _, _ in }
@@ -107,6 +109,7 @@ extension SyncEngine {
             }
             if full {
                 try await cycle(conn, dirty: wake.dirty, full: true)
+                try await saveStateIfUnsaved()
                 sync.completeRounds(upTo: ticket)
             } else if pull {
                 try await cycle(conn, dirty: [:], full: false)

@@ -9,7 +9,12 @@ extension SyncEngine {
     typealias Row = (key: String, value: ByteBuffer?, hlc: Int64, device: UUID, seq: Int64)
 
     /// Pulls to the end. Pages of 2,000 rows are applied in batches of up to 10,000 (one apply,
-    /// one flush, two state saves per batch: a fresh device's download is not quadratic).
+    /// one flush, one state save per batch: a fresh device's download is not quadratic).
+    ///
+    /// The cursor moves past a batch only once its values are durable in the settings file, and
+    /// is saved with the next state save (the next batch's apply, a push, a tick, the end of the
+    /// run): a crash before then pulls the batch again, which changes nothing (issue 30, item 12:
+    /// a save per pull was a third of a pull's file work with many devices of one user writing).
     func pullAll(_ conn: PostgresConnection) async throws {
         sync.pullCount.add(1, ordering: .relaxed)
         let logger = self.logger, app = sync.app
@@ -47,7 +52,7 @@ extension SyncEngine {
                 batch = []
                 state.cursorSeq = seq
                 state.cursorKey = key
-                try await saveState()
+                stateUnsaved = true
                 logger.trace("batch applied, cursor \(seq)")
             } else if end, rows.isEmpty, seq == state.cursorSeq, key != state.cursorKey {
                 state.cursorKey = key

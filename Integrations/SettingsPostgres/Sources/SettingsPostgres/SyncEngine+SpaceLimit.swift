@@ -68,7 +68,11 @@ extension SyncEngine {
     }
 
     /// (a) mark applying durably, (b) one conditional batch under the store's lock (skipping keys
-    /// a local write changed since), flush, (c) mark synced; the caller saves the cursor.
+    /// a local write changed since), flush, (c) mark synced in memory: the caller moves the
+    /// cursor, and a later save records both (``SyncEngine/stateUnsaved``). Until then the state
+    /// file says `applying`, which ``reconcileApplying()`` settles after a crash from the values
+    /// the settings file holds. The flush stays here, after the values reach the store's
+    /// observers: moved to the next save it delayed the next pull's values instead.
     func apply(_ all: [Incoming]) async throws {
         // A key pulled twice in one batch (changed between pages): its later row is the newer.
         var lastIndex: [SettingsKey: Int] = [:]

@@ -31,6 +31,10 @@ final class SyncEngine {
     var heldBack: Set<String> = []
     /// During a full download after a purge: synced leaves not (yet) seen in it.
     var resyncUnseen: Set<String>?
+    /// The state changed since it was last saved, and nothing needs it durable yet: a pull's
+    /// cursor and synced markers (``pullAll(_:)``) wait for the next save (the next apply's, a
+    /// push's, a tick's, or the end of the run).
+    var stateUnsaved = false
     let logger: Logger
 
     init(sync: SettingsSync, events: AsyncStream<SyncEvent>) {
@@ -122,6 +126,7 @@ final class SyncEngine {
             try? await Task.sleep(for: backoff * jitter)
             backoff = min(backoff * 2, .seconds(2))
         }
+        try? await saveStateIfUnsaved()   // what the last pulls moved (their data is durable already)
     }
 
     func loadState() async {
@@ -150,6 +155,12 @@ final class SyncEngine {
     func saveState() async throws {
         let storage = self.storage, snapshot = state
         try await BlockingIO.run { try storage.save(snapshot) }
+        stateUnsaved = false
+    }
+
+    /// Saves the state when a pull left it unsaved (``stateUnsaved``).
+    func saveStateIfUnsaved() async throws {
+        if stateUnsaved { try await saveState() }
     }
 
     // MARK: Local changes

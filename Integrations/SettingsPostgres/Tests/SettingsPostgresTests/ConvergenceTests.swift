@@ -249,23 +249,49 @@ struct ConvergenceTests {
         await a.stop()
     }
 
+    /// Issue 30, item 12: a pull's cursor is saved later than its apply (with the next state
+    /// save), but never before the settings file holds what it passed: a store that saves only
+    /// when flushed has the pulled value on disk by the time the state file's cursor passes it.
+    @Test func theSavedCursorNeverPassesValuesTheSettingsFileDoesNotHold() async throws {
+        let app = uniqueApp()
+        let a = try TestDevice(app: app)
+        let b = try TestDevice(app: app, autosave: nil)   // saves only on flush
+        try await b.synchronize()
+        a.store["pulled"] = "durable first"
+        try await a.synchronize()
+        let seq = try await serverSeq(app)
+        let storage = SyncStateStorage(url: b.sync.stateFileURL)
+        while (try storage.load()?.cursorSeq ?? 0) < seq {
+            try await Task.sleep(for: .milliseconds(20))   // polling pace; the suite's time limit bounds it
+        }
+        let onDisk = try PlistValue(contentsOf: b.dir.appending(path: "settings.plist"))
+        #expect(onDisk["pulled"] == "durable first")
+        await a.stop(); await b.stop()
+    }
+
     /// Regression: edits made while offline were stamped when the connection came back, so an
-    /// older offline edit beat a newer one made meanwhile on another device.
+    /// older offline edit beat a newer one made meanwhile on another device. It ends every
+    /// device session of its database, so it runs in a database of its own: in the shared one it
+    /// ended the other suites' sessions too.
     @Test func anOfflineEditKeepsItsPlaceInTime() async throws {
+        try await withPrivateDatabase { _, database in try await offlineEditKeepsItsPlace(database) }
+    }
+
+    func offlineEditKeepsItsPlace(_ database: String) async throws {
         let app = uniqueApp()
         let logger = Logger(label: "tests")
-        let a = try TestDevice(app: app)
-        let b = try TestDevice(app: app)
+        let user = try await TestServer.makeUser("oe")
+        let url = "postgres://\(user.name):\(user.password)@127.0.0.1:\(TestServer.port)/\(database)"
+        let a = try TestDevice(app: app, url: url)
+        let b = try TestDevice(app: app, url: url)
         a.store["k"] = "first"
         try await a.synchronize()
         try await b.synchronize()
         var statuses = a.sync.statusUpdates.makeAsyncIterator()
         let good = a.sync.server
         a.sync.serverURL.withLock { $0.port = 1 }   // A goes offline (connection refused) and stays so
-        try await withTestConnection(superuser: true) { conn in
-            // The devices' sessions in this database only: every test shares the server, and an
-            // install in another test's own database (the admin tool's session is 'settings-sync'
-            // too) was ended by this, failing that test (57P01 at its COMMIT).
+        try await withTestConnection(superuser: true, database: database) { conn in
+            // The devices' sessions in this test's own database only.
             try await conn.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'settings-sync' AND datname = current_database()", logger: logger)
         }
         while let s = await statuses.next() {

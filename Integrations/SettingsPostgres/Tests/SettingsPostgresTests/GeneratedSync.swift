@@ -6,8 +6,8 @@ import Settings
 import SettingsPostgres
 import Logging
 
-// Docs/Sync.md:240
-fileprivate func sample_Sync_240() async throws {
+// Docs/Sync.md:244
+fileprivate func sample_Sync_244() async throws {
 
     // 32 random bytes, the same on every device of the user, never in the database.
     let keyFromTheKeychain = try Data(contentsOf: URL(filePath: "/run/secrets/settings-sync-key"))
@@ -20,8 +20,8 @@ fileprivate func sample_Sync_240() async throws {
     _ = sync
 }
 
-// Docs/Sync.md:320
-fileprivate func sample_Sync_320() async throws {
+// Docs/Sync.md:324
+fileprivate func sample_Sync_324() async throws {
 
     let sync = try SettingsSync.postgres(
         url: "postgres://ada@db.example.com/settings?sslmode=require",   // TLS unless loopback
@@ -41,8 +41,8 @@ fileprivate func sample_Sync_320() async throws {
     _ = sync
 }
 
-// Docs/Sync.md:362
-fileprivate func sample_Sync_362() async throws {
+// Docs/Sync.md:366
+fileprivate func sample_Sync_366() async throws {
 
     let store = SettingsStore.shared
     Task {                                    // for the life of the program
