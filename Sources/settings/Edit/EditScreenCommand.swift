@@ -16,6 +16,7 @@ enum EditScreenCommand: Command {
     static let summary = "edit a domain's settings on a full screen in the terminal"
     static let usage = """
         usage: settings edit DOMAIN [--panes ROOT.plist]
+               settings edit DOMAIN [--panes ROOT.plist] --print-screen
 
         Opens a settings screen for DOMAIN in the terminal, built from the schema the
         application wrote beside its file (titles, help, groups, types, ranges, choices,
@@ -29,6 +30,8 @@ enum EditScreenCommand: Command {
         (Enter restores), ? lists the keys, q quits.
         With TERM=dumb, a numbered list and a prompt replace the screen; NO_COLOR turns off
         colors and highlighting. Exits 2 when standard input or output is not a terminal.
+        --print-screen prints the first screen as text ($COLUMNS x $LINES, 80x24 when unset)
+        and exits, without a terminal.
         """
 
     static func run(_ arguments: [String]) throws(CLIError) {
@@ -39,9 +42,18 @@ enum EditScreenCommand: Command {
             panesPath = rest[index + 1]
             rest.removeSubrange(index...(index + 1))
         }
-        let positional = try plainArguments(rest, command: name)
+        let printsScreen = rest.contains("--print-screen")
+        let positional = try plainArguments(rest.filter { $0 != "--print-screen" }, command: name)
         guard positional.count == 1 else { throw .usage("edit: expected DOMAIN") }
         let domain = try Domain(positional[0])
+        if printsScreen {
+            var screen = try EditSession(domain: domain, panes: panesPath.map { (path) throws(CLIError) in try readPanes(path) }).screen
+            let environment = SettingsLocations.processEnvironment
+            screen.columns = environment("COLUMNS").flatMap { Int($0) }.map { max(20, min($0, 500)) } ?? 80
+            screen.rows = environment("LINES").flatMap { Int($0) }.map { max(8, min($0, 500)) } ?? 24
+            Console.print(screen.lines().map { String($0.text.reversed().drop { $0 == " " }.reversed()) }.joined(separator: "\n"))
+            return
+        }
         guard Terminal.isInteractive else {
             throw .trouble("edit: standard input and output must be a terminal (use 'settings write' in scripts)")
         }
