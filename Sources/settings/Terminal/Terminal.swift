@@ -6,6 +6,7 @@ import Musl
 import Darwin
 #endif
 import Synchronization
+import SettingsFiles
 
 /// The controlling terminal of a full-screen command (`settings edit`): raw keys, the alternate
 /// screen, its size, and putting everything back on every way out: a normal return, `exit`,
@@ -36,6 +37,8 @@ enum Terminal {
     static let resized = Atomic<Bool>(false)
     /// The program was continued after a stop (SIGCONT): the screen must be drawn again whole.
     static let continued = Atomic<Bool>(false)
+    /// Whether SIGTSTP is caught (it was not inherited as ignored).
+    private static let catchesStop = Atomic<Bool>(false)
     /// Whether the terminal is in raw mode on the alternate screen now.
     private static let isRaw = Atomic<Bool>(false)
 
@@ -53,6 +56,9 @@ enum Terminal {
     /// The signals after which the terminal is put back and the signal then does its default.
     private static let endingSignals: [Int32] = [SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGSEGV, SIGBUS, SIGILL, SIGTRAP, SIGABRT, SIGFPE]
 
+    /// The signals a process may inherit as ignored (`nohup`), which then stay ignored.
+    private static let ignorable: Set<Int32> = [SIGINT, SIGTERM, SIGHUP, SIGQUIT]
+
     /// Raw keys (no echo, no line editing; Ctrl-C and Ctrl-Z still signal), the alternate
     /// screen, the cursor hidden; handlers and `atexit` that undo it.
     ///
@@ -69,17 +75,21 @@ enum Terminal {
         guard tcsetattr(0, TCSADRAIN, &raw) == 0 else { return false }
         isRaw.store(true, ordering: .sequentiallyConsistent)
         atexit { Terminal.restore() }
-        for number in endingSignals {
+        // A signal inherited as ignored stays ignored (the crash signals are always caught).
+        for number in endingSignals where !(ignorable.contains(number) && SignalDisposition.isIgnored(number)) {
             _ = signal(number) { number in
                 Terminal.restore()
                 _ = signal(number, SIG_DFL)
                 _ = raise(number)
             }
         }
-        _ = signal(SIGTSTP, stopHandler)
+        if !SignalDisposition.isIgnored(SIGTSTP) {
+            catchesStop.store(true, ordering: .sequentiallyConsistent)
+            _ = signal(SIGTSTP, stopHandler)
+        }
         _ = signal(SIGCONT) { _ in
             Terminal.reenter()
-            _ = signal(SIGTSTP, Terminal.stopHandler)
+            if Terminal.catchesStop.load(ordering: .sequentiallyConsistent) { _ = signal(SIGTSTP, Terminal.stopHandler) }
             Terminal.continued.store(true, ordering: .sequentiallyConsistent)
         }
         _ = signal(SIGWINCH) { _ in Terminal.resized.store(true, ordering: .sequentiallyConsistent) }
@@ -124,13 +134,15 @@ enum Terminal {
         return Key.decode(bytes)
     }
 
-    /// What standard input has within `milliseconds`, or `nil`.
+    /// What standard input has within `milliseconds`, or `nil`. A terminal that went away
+    /// (hang-up, an error, end of input) reads as Ctrl-D, which quits.
     private static func readAvailable(waitingAtMost milliseconds: Int32) -> [UInt8]? {
         var descriptor = pollfd(fd: 0, events: Int16(POLLIN), revents: 0)
         guard poll(&descriptor, 1, milliseconds) == 1 else { return nil }
         var buffer = [UInt8](repeating: 0, count: 256)
         let count = read(0, &buffer, buffer.count)
-        guard count > 0 else { return count == 0 ? [0x04] : nil }  // end of input reads as Ctrl-D
-        return Array(buffer[..<count])
+        if count > 0 { return Array(buffer[..<count]) }
+        if count < 0 && (errno == EINTR || errno == EAGAIN) { return nil }
+        return [0x04]
     }
 }
