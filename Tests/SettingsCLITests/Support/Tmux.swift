@@ -60,6 +60,9 @@ final class TmuxSession {
 
     deinit {
         _ = try? runProgram(program, ["-L", socket, "kill-server"])
+        // The server does not always remove its socket file: the test leaves nothing behind.
+        let directory = (ProcessInfo.processInfo.environment["TMUX_TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp") + "/tmux-\(getuid())"
+        try? FileManager.default.removeItem(atPath: directory + "/" + socket)
     }
 
     /// Runs a tmux command against the session.
