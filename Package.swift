@@ -37,7 +37,7 @@ let package = Package(
         .executableTarget(
             name: "SettingsExample",
             dependencies: ["Settings", "SettingsPlist", "SettingsFiles"],
-            exclude: ["Defaults.plist", "Overrides.plist"],  // read from beside the source at run time
+            exclude: ["Defaults.plist", "Overrides.plist", "Settings.bundle"],  // read from beside the source at run time
             swiftSettings: upcoming
         ),
         .executableTarget(

@@ -1,7 +1,7 @@
 import Foundation
 
 // settings-bench: compares Settings with Foundation in one run.
-//   swift run -c release settings-bench [--quick] [--samples N] [--sizes 10k,1m,10m] [--only codec|codable|convert|store|persistence|process|model]
+//   swift run -c release settings-bench [--quick] [--samples N] [--sizes 10k,1m,10m] [--only codec|codable|convert|store|persistence|process|model|edit]
 //   swift run -c release settings-bench --profile-flush N [HISTORY-LIMIT]   (N flushes only, for perf stat / callgrind)
 // Prints `workload<TAB>system<TAB>value<TAB>unit` per result, then the ratios.
 
@@ -75,6 +75,7 @@ do {
     if only == nil || only == "store" { StoreBenchmarks.run(harness) }
     if only == nil || only == "persistence" { try PersistenceBenchmarks.run(harness) }
     if only == nil || only == "process" { try ProcessBenchmarks.run(harness, quick: quick) }
+    if only == nil || only == "edit" { try EditBenchmarks.run(harness, quick: quick) }
     if only == nil || only == "model" { try ModelBenchmarks.run(harness, targetBytes: sizes.contains { $0.1 >= 1_000_000 } ? 1_000_000 : 10_000) }
 } catch {
     print("benchmark failed: \(error)")

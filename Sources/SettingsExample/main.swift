@@ -191,6 +191,8 @@ do {
     let arguments = Array(CommandLine.arguments.dropFirst())
     if arguments.count == 3, arguments[0] == "--set-theme" {
         try await setTheme(file: arguments[1], to: arguments[2])
+    } else if arguments.count == 3, arguments[0] == "--watch", let seconds = Int(arguments[2]) {
+        try await watch(file: arguments[1], seconds: seconds)
     } else {
         try await run(arguments: arguments)
     }

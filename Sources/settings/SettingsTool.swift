@@ -65,7 +65,7 @@ enum SettingsTool {
         SchemaCommand.self,
         ExplainCommand.self, WritableCommand.self,
         HistoryCommand.self, RestoreCommand.self, ResetCommand.self,
-        CompletionCommand.self,
+        EditScreenCommand.self, CompletionCommand.self,
     ] }
 
     /// The command called `name`: a switch, so that starting one command instantiates no array
@@ -98,6 +98,7 @@ enum SettingsTool {
         case HistoryCommand.name: HistoryCommand.self
         case RestoreCommand.name: RestoreCommand.self
         case ResetCommand.name: ResetCommand.self
+        case EditScreenCommand.name: EditScreenCommand.self
         case CompletionCommand.name: CompletionCommand.self
         default: nil
         }

@@ -5,6 +5,7 @@ import Foundation
 #endif
 import Dispatch
 import Synchronization
+import SettingsFiles
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -34,7 +35,7 @@ final class TerminationSaver: Sendable {
             s.timeout = timeout
             // A signal the process inherited as ignored (`nohup`, a shell's background job) stays
             // ignored, as the shells' conventions expect: it never ends the process.
-            for number in signals where s.sources[number] == nil && !Self.isIgnored(number) {
+            for number in signals where s.sources[number] == nil && !SignalDisposition.isIgnored(number) {
                 signal(number, SIG_IGN)  // the source receives it; the default action is restored to end the process
                 let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
                 source.setEventHandler { TerminationSaver.shared.received(number) }
@@ -42,18 +43,6 @@ final class TerminationSaver: Sendable {
                 s.sources[number] = source
             }
         }
-    }
-
-    /// Whether `number`'s action is to ignore it.
-    private static func isIgnored(_ number: Int32) -> Bool {
-        var current = sigaction()
-        guard sigaction(number, nil, &current) == 0 else { return false }
-        #if canImport(Darwin)
-        let handler = current.__sigaction_u.__sa_handler
-        #else
-        let handler = current.__sigaction_handler.sa_handler
-        #endif
-        return unsafeBitCast(handler, to: Int.self) == unsafeBitCast(SIG_IGN, to: Int.self)
     }
 
     /// The first signal starts the save (on its own queue, so the sources can receive more);

@@ -1,0 +1,237 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import SettingsPlist
+import SettingsFiles
+
+/// `settings edit DOMAIN [--panes ROOT.plist]`: a full-screen settings editor built from what
+/// the application wrote (its schema, its `Root.plist` panes), changing the file only through
+/// ``Domain/edit(creating:origin:format:_:)``.
+enum EditScreenCommand: Command {
+    static let name = "edit"
+    static let summary = "edit a domain's settings on a full screen in the terminal"
+    static let usage = """
+        usage: settings edit DOMAIN [--panes ROOT.plist]
+               settings edit DOMAIN [--panes ROOT.plist] --print-screen
+
+        Opens a settings screen for DOMAIN in the terminal, built from the schema the
+        application wrote beside its file (titles, help, groups, types, ranges, choices,
+        secrets) and, with --panes, its Settings.bundle Root.plist (and the child panes it
+        names); every other key of the file is shown too. Each change is applied at once, as
+        'settings write' applies it (locked, checked against the schema, kept in history as one
+        generation); there is nothing to save on quitting. A change made elsewhere while the
+        screen is open appears on it.
+        Keys: arrows or j/k move, Enter or Space edits or toggles, Esc cancels, r resets a key,
+        R a page, / searches, c shows changed keys only, e explains a key, H shows the history
+        (Enter restores), ? lists the keys, q quits.
+        With TERM=dumb, a numbered list and a prompt replace the screen; NO_COLOR turns off
+        colors and highlighting. Exits 2 when standard input or output is not a terminal.
+        --print-screen prints the first screen as text ($COLUMNS x $LINES, 80x24 when unset)
+        and exits, without a terminal.
+        """
+
+    static func run(_ arguments: [String]) throws(CLIError) {
+        var rest = arguments
+        var panesPath: String?
+        if let index = rest.firstIndex(of: "--panes") {
+            guard index + 1 < rest.count else { throw .usage("edit: --panes takes a Root.plist file") }
+            panesPath = rest[index + 1]
+            rest.removeSubrange(index...(index + 1))
+        }
+        let printsScreen = rest.contains("--print-screen")
+        let positional = try plainArguments(rest.filter { $0 != "--print-screen" }, command: name)
+        guard positional.count == 1 else { throw .usage("edit: expected DOMAIN") }
+        let domain = try Domain(positional[0])
+        if printsScreen {
+            var screen = try EditSession(domain: domain, panes: panesPath.map { (path) throws(CLIError) in try readPanes(path) }).screen
+            let environment = SettingsLocations.processEnvironment
+            screen.columns = environment("COLUMNS").flatMap { Int($0) }.map { max(20, min($0, 500)) } ?? 80
+            screen.rows = environment("LINES").flatMap { Int($0) }.map { max(8, min($0, 500)) } ?? 24
+            Console.print(screen.lines().map { String($0.text.reversed().drop { $0 == " " }.reversed()) }.joined(separator: "\n"))
+            return
+        }
+        guard Terminal.isInteractive else {
+            throw .trouble("edit: standard input and output must be a terminal (use 'settings write' in scripts)")
+        }
+        var session = try EditSession(domain: domain, panes: panesPath.map { (path) throws(CLIError) in try readPanes(path) })
+        let environment = SettingsLocations.processEnvironment
+        if Terminal.isDumb(environment: environment("TERM")) {
+            try session.prompt()
+        } else {
+            try session.fullScreen(color: (environment("NO_COLOR") ?? "").isEmpty)
+        }
+    }
+
+    /// A `Root.plist` and the child panes it names (`File.plist` beside it; a name with a `/`
+    /// is refused, so a pane cannot reach outside its bundle).
+    static func readPanes(_ path: String) throws(CLIError) -> EditLayout.Panes {
+        func entries(_ file: String) throws(CLIError) -> [PlistDictionary] {
+            let root = try Domain.dictionary(Input(file: file).value, path: file)
+            guard let items = root["PreferenceSpecifiers"]?.arrayValue else {
+                throw .failure("\(file): the settings pane has no PreferenceSpecifiers array")
+            }
+            return try items.enumerated().map { (index, item) throws(CLIError) in
+                guard case .dictionary(let entry) = item else {
+                    throw .failure("\(file): PreferenceSpecifiers item \(index) is \(item.kindWithArticle), expected a dict")
+                }
+                return entry
+            }
+        }
+        let root = try entries(path)
+        let directory = PlistFile.directory(of: path)
+        var children: [String: [PlistDictionary]] = [:]
+        var pending = root
+        while let entry = pending.popLast() {
+            guard entry["Type"]?.stringValue == "PSChildPaneSpecifier", let file = entry["File"]?.stringValue,
+                  children[file] == nil else { continue }
+            guard !file.isEmpty, !file.contains("/"), file != ".", file != ".." else {
+                throw .failure("\(path): child pane File '\(file)' is not a file name in the same directory")
+            }
+            let child = try entries(directory + "/" + file + ".plist")
+            children[file] = child
+            pending += child
+        }
+        return EditLayout.Panes(root: root, children: children)
+    }
+}
+
+/// One `settings edit` session: the domain, what the program wrote beside it, and the screen.
+struct EditSession {
+    let domain: Domain
+    let target: String
+    let schema: PlistSchema?
+    let panes: EditLayout.Panes?
+    let manifest: PlistLayersManifest?
+    var screen: EditScreen
+    /// The file's identity when last read: a different one means it changed.
+    var identity: PlistFile.Identity?
+
+    init(domain: Domain, panes: EditLayout.Panes?) throws(CLIError) {
+        self.domain = domain
+        target = try Files.target(of: domain.path).path
+        let companion = Domain.Companion(beside: target, path: domain.path, without: "shown without the schema kept there")
+        schema = companion.isUsable ? try SchemaFile.beside(target)?.schema : nil
+        manifest = companion.isUsable ? try? PlistLayersManifest.read(beside: target) : nil
+        self.panes = panes
+        screen = EditScreen(name: domain.argument, layout: EditLayout(), states: [])
+        let (layout, states) = try load()
+        screen = EditScreen(name: domain.argument, layout: layout, states: states)
+    }
+
+    /// The layout and states for the file as it is now.
+    mutating func load() throws(CLIError) -> (EditLayout, [EditState]) {
+        identity = try? PlistFile.identity(of: target)
+        let contents = try domain.existingContents() ?? PlistDictionary()
+        let layout = EditLayout.build(schema: schema, panes: panes, contents: contents)
+        var overrides: [PlistDictionary] = [], defaults: [PlistDictionary] = []
+        for file in manifest?.overrideFiles ?? [] { if let d = try? Domain.dictionary(Input(file: file).value, path: file) { overrides.append(d) } }
+        for file in manifest?.defaultsFiles ?? [] { if let d = try? Domain.dictionary(Input(file: file).value, path: file) { defaults.append(d) } }
+        let states = EditState.states(of: layout, contents: contents, system: domain.administratorFiles(),
+                                      overrides: overrides, defaults: defaults)
+        return (layout, states)
+    }
+
+    /// Reads the file again when its identity changed (a write here or elsewhere).
+    mutating func reloadIfChanged(force: Bool = false) {
+        let now = try? PlistFile.identity(of: target)
+        guard force || now != identity else { return }
+        do {
+            let (layout, states) = try load()
+            screen.update(layout: layout, states: states)
+            if case .history = screen.mode { loadHistory() }
+        } catch {
+            screen.message = error.message
+        }
+    }
+
+    mutating func loadHistory() {
+        let generations = (try? PlistHistory.summaries(for: target)) ?? []
+        screen.history = generations.reversed().map { generation in
+            let keys = generation.changed.map { KeyPath(components: $0).path }.joined(separator: ", ")
+            return (generation.number, generation.writer.summary.escapingControlCharacters + (keys.isEmpty ? "" : ": " + keys.escapingControlCharacters))
+        }
+    }
+
+    /// Carries out what the screen asked; `false` to quit.
+    mutating func perform(_ action: EditAction) -> Bool {
+        let fields = screen.layout.fields
+        // The key's value in the file when a change found it changed elsewhere since the screen
+        // showed it: the change is not made, and the screen says so.
+        var conflict: PlistValue?? = .none
+        do throws(CLIError) {
+            switch action {
+            case .quit:
+                return false
+            case .set(let index, let value, let expected):
+                let field = fields[index]
+                let key = KeyPath(components: field.path)
+                try domain.edit(creating: true) { contents throws(CLIError) in
+                    let now = contents.value(at: key)
+                    guard now == expected else {
+                        conflict = .some(now)
+                        throw CLIError.silentFailure
+                    }
+                    try contents.setValue(value, at: key)
+                }
+                screen.mode = .browse
+                screen.problemField = nil
+                let shown = value.map { field.isSecret ? "set" : "= " + screen.shownValue(index, .some($0)) } ?? "reset to its default"
+                screen.message = "\(field.title) \(shown)"
+            case .reset(let indexes):
+                let keys = indexes.map { KeyPath(components: fields[$0].path) }
+                try domain.edit(creating: false) { contents throws(CLIError) in
+                    for key in keys { try contents.setValue(nil, at: key) }
+                }
+                screen.message = "\(keys.count) key\(keys.count == 1 ? "" : "s") reset to their defaults"
+            case .restore(let number):
+                guard let generation = try? PlistHistory.generation(number, for: target), let kept = try? generation.contents() else {
+                    throw CLIError.failure("generation \(number) is not kept in the history")
+                }
+                try domain.edit(creating: true, origin: .restore) { contents in contents = kept }
+                screen.message = "restored generation \(number)"
+            case .showHistory:
+                loadHistory()
+                screen.mode = .history(selected: 0)
+            case .explain(let index):
+                let field = fields[index]
+                let key = KeyPath(components: field.path)
+                var report = try ExplainCommand.explanation(of: key, in: domain, manifest: manifest)
+                let marks = SecretMarks.of(domain)
+                for row in report.rows.indices {
+                    report.rows[row].value = report.rows[row].value.map { field.isSecret ? .string(PlistSecrets.redactedText) : marks.shown($0, at: [key.components]) }
+                }
+                let lines = report.escapingControlCharacters.text(showingSecrets: true).split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+                screen.mode = .text(title: "Where \(field.title) comes from (any key goes back)", lines: lines)
+            }
+        } catch {
+            if case .set(let index, _, _) = action {
+                screen.problemField = index
+                if case .some(let now) = conflict {
+                    let shown = fields[index].isSecret ? "another value" : screen.shownValue(index, .some(now))
+                    if case .editing(let editing, let buffer, _) = screen.mode, editing == index {
+                        screen.mode = .editing(field: index, buffer: buffer, expected: now)
+                        screen.message = "\(fields[index].title) changed elsewhere to \(shown): Enter writes yours, Esc keeps it"
+                    } else {
+                        screen.message = "\(fields[index].title) changed elsewhere to \(shown); not changed"
+                    }
+                } else {
+                    screen.message = Self.shortened(error.message, path: domain.path)
+                }
+            } else {
+                screen.message = Self.shortened(error.message, path: domain.path)
+            }
+        }
+        reloadIfChanged(force: true)
+        for line in Console.takeHeldErrors() { screen.message = line }
+        return true
+    }
+
+    /// A refusal without the file's path in front (the screen names the domain).
+    static func shortened(_ message: String, path: String) -> String {
+        message.hasPrefix(path + ": ") ? String(message.dropFirst(path.count + 2)) : message
+    }
+}

@@ -1,0 +1,170 @@
+import Foundation
+import SettingsPlist
+import SettingsFiles
+import SettingsTestSupport
+@testable import settings
+import Testing
+
+/// The `settings edit` screen without a terminal: the layout built from a schema and panes,
+/// what each key does, what is drawn, and the keys decoded from a terminal's bytes.
+struct EditScreenTests {
+    static let schema: PlistValue = [
+        "type": "object",
+        "properties": [
+            "autoPlay": ["type": "boolean", "default": false, "title": "Auto play", "description": "Start at launch", "x-order": 0, "x-group": "Playback"],
+            "theme": ["type": "string", "enum": ["system", "dark"], "x-enum-titles": ["System", "Dark"], "default": "system", "title": "Theme", "x-order": 1, "x-group": "Look"],
+            "Network": ["type": "object", "properties": [
+                "timeout": ["type": "number", "minimum": 1, "maximum": 120, "default": 30, "title": "Timeout", "x-order": 2, "x-group": "Network"],
+                "token": ["type": "string", "x-secret": true, "title": "Token", "x-order": 3, "x-group": "Network"],
+                "proxy": ["type": "string", "title": "Proxy", "x-order": 4, "x-group": "Network"],
+            ]],
+        ],
+    ]
+
+    /// A screen of `App` whose administrator locks `Network/proxy` in `locked.plist` of a
+    /// system directory in `dir`.
+    static func screen(in dir: TemporaryDirectory, contents: PlistDictionary = ["Network": ["token": "s3cret"], "extra": 7]) throws -> EditScreen {
+        try FileManager.default.createDirectory(atPath: dir.path("xdg/App"), withIntermediateDirectories: true)
+        try dir.writePlist("xdg/App/locked.plist", "<dict><key>Network</key><dict><key>proxy</key><string>http://p</string></dict></dict>")
+        let layout = EditLayout.build(schema: try PlistSchema(schema), panes: nil, contents: contents)
+        let system = PlistSystemLayers.load(application: "App", from: .fixed([dir.path("xdg")]))
+        return EditScreen(name: "App", layout: layout, states: EditState.states(of: layout, contents: contents, system: system))
+    }
+
+    @Test func theLayoutFollowsTheSchemaOrderGroupsAndTypesThenTheFilesOtherKeys() throws {
+        let dir = try TemporaryDirectory()
+        let screen = try Self.screen(in: dir)
+        #expect(screen.layout.fields.map(\.keyPath) == ["autoPlay", "theme", "Network/timeout", "Network/token", "Network/proxy", "extra"])
+        #expect(screen.layout.fields.map(\.control) == [
+            .toggle(on: true, off: false), .choice(values: ["system", "dark"], titles: ["System", "Dark"]),
+            .number(integer: false, minimum: 1, maximum: 120), .text(secure: true), .text(secure: false),
+            .number(integer: true, minimum: nil, maximum: nil),
+        ])
+        #expect(screen.layout.pages[0].rows.compactMap { if case .group(let title) = $0 { title } else { nil } }
+                    == ["Playback", "Look", "Network", "Other keys"])
+        #expect(screen.states.map(\.layer) == ["default", "default", "default", "user", "locked", "user"])
+        #expect(screen.states[4].lockedBy == dir.path("xdg/App/locked.plist"))
+    }
+
+    @Test func panesGiveTogglesChoicesSlidersReadOnlyValuesAndChildPages() throws {
+        let panes = EditLayout.Panes(root: [
+            ["Type": "PSGroupSpecifier", "Title": "Main"],
+            ["Type": "PSToggleSwitchSpecifier", "Key": "mode", "Title": "Mode", "TrueValue": "YES", "FalseValue": "NO", "DefaultValue": "NO"],
+            ["Type": "PSSliderSpecifier", "Key": "level", "MinimumValue": 0, "MaximumValue": 10],
+            ["Type": "PSTitleValueSpecifier", "Key": "version", "Title": "Version"],
+            ["Type": "PSChildPaneSpecifier", "Title": "More", "File": "More"],
+        ], children: ["More": [["Type": "PSTextFieldSpecifier", "Key": "pin", "Title": "PIN", "IsSecure": true]]])
+        let layout = EditLayout.build(schema: nil, panes: panes, contents: ["version": "1.2"])
+        #expect(layout.fields.map(\.keyPath) == ["mode", "level", "version", "pin"])
+        #expect(layout.fields[0].control == .toggle(on: "YES", off: "NO"))
+        #expect(layout.fields[1].control == .number(integer: false, minimum: 0, maximum: 10))
+        #expect(layout.fields[2].control == .readOnly)
+        #expect(layout.fields[3].control == .text(secure: true) && layout.fields[3].isSecret)
+        #expect(layout.pages.map(\.title) == ["Settings", "More"])
+        #expect(layout.pages[0].rows.last == .pane(title: "More", page: 1))
+        #expect(layout.pages[1].rows == [.field(3)])
+    }
+
+    @Test func aToggleAppliesAtOnceAndAChoiceWhenPicked() throws {
+        var screen = try Self.screen(in: TemporaryDirectory())
+        #expect(screen.handle(.character(" ")) == .set(field: 0, value: true, expected: nil))
+        _ = screen.handle(.down)
+        #expect(screen.handle(.enter) == nil)
+        #expect(screen.mode == .choosing(field: 1, selected: 0))
+        _ = screen.handle(.character("j"))
+        #expect(screen.handle(.enter) == .set(field: 1, value: "dark", expected: nil))
+    }
+
+    @Test func aNumberOutOfItsRangeIsRefusedWithTheReasonAndEscCancels() throws {
+        var screen = try Self.screen(in: TemporaryDirectory())
+        _ = screen.handle(.down)
+        _ = screen.handle(.down)
+        _ = screen.handle(.enter)
+        _ = screen.handle(.ctrl("u"))
+        for c in "500" { _ = screen.handle(.character(c)) }
+        #expect(screen.handle(.enter) == nil)
+        #expect(screen.message == "500 is out of range: 1…120")
+        #expect(screen.lines().contains { $0.text.hasPrefix("> Timeout") && $0.text.contains("! 30") })
+        _ = screen.handle(.ctrl("u"))
+        for c in "60" { _ = screen.handle(.character(c)) }
+        #expect(screen.handle(.enter) == .set(field: 2, value: .real(60), expected: nil))
+        _ = screen.handle(.escape)
+        #expect(screen.mode == .browse)
+    }
+
+    @Test func aSecretIsNeverDrawnNorPutInTheEditLine() throws {
+        var screen = try Self.screen(in: TemporaryDirectory())
+        for _ in 0..<3 { _ = screen.handle(.down) }
+        #expect(!screen.lines().contains { $0.text.contains("s3cret") })
+        _ = screen.handle(.enter)
+        #expect(screen.mode == .editing(field: 3, buffer: "", expected: "s3cret"))
+        for c in "n3w" { _ = screen.handle(.character(c)) }
+        let text = screen.lines().map(\.text).joined(separator: "\n")
+        #expect(!text.contains("n3w") && !text.contains("s3cret"))
+        #expect(text.contains(" Token: •••▏"))
+        #expect(screen.handle(.enter) == .set(field: 3, value: "n3w", expected: "s3cret"))
+    }
+
+    @Test func aLockedKeyIsDrawnDisabledAndNotChangedAndAPageResetSkipsIt() throws {
+        let dir = try TemporaryDirectory()
+        let locks = dir.path("xdg/App/locked.plist")
+        var screen = try Self.screen(in: dir)
+        for _ in 0..<4 { _ = screen.handle(.down) }
+        let line = try #require(screen.lines().first { $0.text.hasPrefix("> Proxy") })
+        #expect(line.style == .selectedDim && line.text.contains("locked"))
+        #expect(screen.detail == " Network/proxy: locked by \(locks)")
+        #expect(screen.handle(.enter) == nil)
+        #expect(screen.message == "Proxy is locked by \(locks): it cannot be changed")
+        #expect(screen.handle(.character("r")) == nil)
+        #expect(screen.handle(.character("R")) == .reset(fields: [0, 1, 2, 3, 5]))
+    }
+
+    @Test func searchAndTheChangedOnlyFilterShowMatchingKeys() throws {
+        var screen = try Self.screen(in: TemporaryDirectory())
+        _ = screen.handle(.character("/"))
+        for c in "time" { _ = screen.handle(.character(c)) }
+        #expect(screen.visibleRows == [.field(2)])
+        _ = screen.handle(.escape)
+        _ = screen.handle(.character("c"))
+        #expect(screen.visibleRows == [.field(3), .field(5)])
+        #expect(screen.lines()[0].text.contains("[changed only]"))
+    }
+
+    @Test func anOutsideChangeDuringAnEditIsTold() throws {
+        var screen = try Self.screen(in: TemporaryDirectory())
+        for _ in 0..<2 { _ = screen.handle(.down) }
+        _ = screen.handle(.enter)
+        let contents: PlistDictionary = ["Network": ["token": "s3cret", "timeout": 50], "extra": 7]
+        let layout = EditLayout.build(schema: try PlistSchema(Self.schema), panes: nil, contents: contents)
+        screen.update(layout: layout, states: EditState.states(of: layout, contents: contents, system: PlistSystemLayers()))
+        #expect(screen.message?.hasPrefix("Timeout changed elsewhere to 50") == true)
+        guard case .editing(2, _, let expected) = screen.mode else { Issue.record("not editing: \(screen.mode)"); return }
+        #expect(expected == 50)
+    }
+
+    @Test(arguments: [(24, 80), (8, 20), (40, 132)])
+    func everyFrameIsExactlyTheTerminalsSize(rows: Int, columns: Int) throws {
+        var screen = try Self.screen(in: TemporaryDirectory())
+        (screen.rows, screen.columns) = (rows, columns)
+        let lines = screen.lines()
+        #expect(lines.count == rows)
+        #expect(lines.allSatisfy { $0.text.count == columns })
+    }
+
+    @Test func onlyChangedLinesAreDrawnAgain() throws {
+        var screen = try Self.screen(in: TemporaryDirectory())
+        var frame = EditFrame(color: false)
+        let first = frame.draw(screen.lines())
+        #expect(first.hasPrefix("\u{1B}[H\u{1B}[2J"))
+        #expect(frame.draw(screen.lines()).isEmpty)
+        _ = screen.handle(.down)
+        let moved = frame.draw(screen.lines())
+        // The line left, the line reached, and the detail line under the list.
+        #expect(moved.components(separatedBy: "\u{1B}[").filter { $0.hasSuffix("H") || $0.contains(";1H") }.count == 3, "\(moved)")
+    }
+
+    @Test func keysAreDecodedFromATerminalsBytes() {
+        #expect(Key.decode(Array("\u{1B}[A\u{1B}[B\u{1B}OC\u{1B}[5~\u{1B}".utf8)) == [.up, .down, .right, .pageUp, .escape])
+        #expect(Key.decode(Array("jé\r\u{7F}\u{15}".utf8)) == [.character("j"), .character("é"), .enter, .backspace, .ctrl("u")])
+    }
+}
