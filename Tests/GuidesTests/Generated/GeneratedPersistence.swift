@@ -21,8 +21,8 @@ fileprivate func remember(_ theme: String) {
     store["theme"] = PlistValue(theme)   // `store` goes out of scope here; the change is still saved
 }
 
-// Docs/Persistence.md:302
-fileprivate func sample_Persistence_302() async throws {
+// Docs/Persistence.md:304
+fileprivate func sample_Persistence_304() async throws {
     let options = PersistenceOptions(lockTimeout: .milliseconds(500))
     let store = SettingsStore.file(url, options: options)
     do { try await store.flush() } catch where error.code == .fileLocked { print(error) }
@@ -30,30 +30,30 @@ fileprivate func sample_Persistence_302() async throws {
     _ = store
 }
 
-// Docs/Persistence.md:314
-fileprivate func sample_Persistence_314() async throws {
+// Docs/Persistence.md:316
+fileprivate func sample_Persistence_316() async throws {
     for await status in store.persistenceUpdates {
         if let problem = status.lastSaveError { print("Settings cannot be saved: \(problem)") }
     }
 }
 
-// Docs/Persistence.md:324
-fileprivate func sample_Persistence_324() async throws {
+// Docs/Persistence.md:326
+fileprivate func sample_Persistence_326() async throws {
     store.diagnosticsHandler = { diagnostic in print("settings: \(diagnostic)") }
 }
 
-// Docs/Persistence.md:375
-fileprivate func sample_Persistence_375() async throws {
+// Docs/Persistence.md:377
+fileprivate func sample_Persistence_377() async throws {
     SettingsStore.saveOnTermination()              // SIGTERM, SIGINT, SIGHUP; at most 5 s
 }
 
-// Docs/Persistence.md:391
-fileprivate func sample_Persistence_391() async throws {
+// Docs/Persistence.md:393
+fileprivate func sample_Persistence_393() async throws {
     try await SettingsStore.flushAll(timeout: .seconds(5))
 }
 
-// Docs/Persistence.md:482
-fileprivate func sample_Persistence_482() async throws {
+// Docs/Persistence.md:484
+fileprivate func sample_Persistence_484() async throws {
     if let problem = store.loadError {
         print(problem)   // /home/ada/.config/App/settings.plist:3:3: unknown tag <integr> (moved aside to ...corrupt-20261123T101502.123Z; using defaults)
     }
