@@ -209,10 +209,10 @@ enum SettingsBundleReader {
     /// - Throws: ``SettingsError/Code/invalidFile`` when `file` is empty or not a plain file name
     ///   (a `/`, `.` or `..`), so a pane cannot reach outside its bundle.
     static func siblingURL(named file: String, of paneURL: URL) throws(SettingsError) -> URL {
-        guard !file.isEmpty, !file.contains("/"), file != ".", file != ".." else {
+        guard let path = PlistFile.childPane(named: file, inDirectory: PlistFile.directory(of: paneURL.path)) else {
             throw SettingsError(.invalidFile, path: paneURL.path, detail: "child pane File '\(file)' is not a file name in the same directory")
         }
-        return paneURL.deletingLastPathComponent().appending(path: file + ".plist", directoryHint: .notDirectory)
+        return URL(filePath: path, directoryHint: .notDirectory)
     }
 
     /// Reads a child pane's entries.

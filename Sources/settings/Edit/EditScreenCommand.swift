@@ -88,10 +88,10 @@ enum EditScreenCommand: Command {
         while let entry = pending.popLast() {
             guard entry["Type"]?.stringValue == "PSChildPaneSpecifier", let file = entry["File"]?.stringValue,
                   children[file] == nil else { continue }
-            guard !file.isEmpty, !file.contains("/"), file != ".", file != ".." else {
+            guard let childPath = PlistFile.childPane(named: file, inDirectory: directory) else {
                 throw .failure("\(path): child pane File '\(file)' is not a file name in the same directory")
             }
-            let child = try entries(directory + "/" + file + ".plist")
+            let child = try entries(childPath)
             children[file] = child
             pending += child
         }
