@@ -196,6 +196,20 @@ struct EditCommandCLITests {
         #expect(!log.contains("hunter2"))
     }
 
+    @Test func theSettingsBundleTheProgramRegisteredIsFoundWithoutBeingNamed() throws {
+        let domain = try Domain()
+        try domain.startProgram()  // registers its defaults from Settings.bundle/Root.plist
+        // The editor lays the screen out by the program's panes without --panes: the read-only
+        // title value and the child pane come only from Root.plist.
+        let screen = try domain.run("edit", "App", "--print-screen")
+        #expect(screen.status == 0, "\(screen.output)")
+        #expect(screen.stdout.contains("Launches") && screen.stdout.contains("Account  ›"), "\(screen.stdout)")
+        // explain reads a registered pane as the library does: its DefaultValues are the defaults.
+        let explained = try domain.run("explain", "App", "theme")
+        #expect(explained.status == 0)
+        #expect(explained.stdout.hasPrefix("theme = system (from defaults: ") && explained.stdout.contains("Root.plist"), "\(explained.output)")
+    }
+
     @Test func refusesToStartWithoutATerminal() throws {
         let domain = try Domain()
         #expect(try domain.run("write", "App", "autoPlay", "-bool", "YES").status == 0)

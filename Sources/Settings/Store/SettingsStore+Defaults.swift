@@ -125,54 +125,46 @@ nonisolated extension SettingsStore {
     }
 }
 
-/// Reads the defaults out of an iOS `Settings.bundle`: `Root.plist` and the child panes it names.
+/// Reads the defaults out of an iOS `Settings.bundle`: `Root.plist` and the child panes it names
+/// (``SettingsPanes``, the reading the `settings` tool shares), with the texts schemas take from them.
 enum SettingsBundleReader {
-    /// The `Type` of an entry that opens another pane.
-    static let childPaneType = "PSChildPaneSpecifier"
-
     /// Whether `root` is a Settings.bundle pane: its `PreferenceSpecifiers` is an array.
     static func isSettingsPane(_ root: PlistDictionary) -> Bool {
-        root["PreferenceSpecifiers"]?.arrayValue != nil
+        SettingsPanes.isPane(root)
     }
 
-    /// The defaults of the pane `root` (read from `url`) and of every child pane reachable from it:
-    /// each entry's `DefaultValue` under its `Key`, taken literally (iOS keys have no namespaces).
-    /// Entries without either, such as group titles, are skipped.
-    ///
-    /// Each pane file is read at most once, so panes that name each other (a cycle) or share a
-    /// child end; the work is bounded by the number of distinct files named.
+    /// The defaults of the pane `root` (read from `url`) and of every child pane reachable from it
+    /// (``SettingsPanes/defaults(of:)``), and what the panes say of each key for schemas.
     ///
     /// - Throws: ``SettingsError`` naming the file: a missing or unreadable child pane, a pane
     ///   without a `PreferenceSpecifiers` array, an entry that is not a dictionary, or a child
     ///   pane `File` that is not a plain file name.
     static func read(rootPane root: PlistDictionary, at url: URL) throws(SettingsError) -> (defaults: PlistDictionary, texts: [SettingsKey: BundleText]) {
-        var defaults = PlistDictionary()
+        let entries = try SettingsPanes.entries(
+            ofRoot: root, at: url.path,
+            reading: { (child, file, parent) throws(SettingsError) in
+                do throws(SettingsError) {
+                    return try SettingsStore.readDictionary(at: URL(filePath: child, directoryHint: .notDirectory))
+                } catch {
+                    throw error.naming(file: file, parent: parent)
+                }
+            },
+            failure: { path, detail, namedBy in
+                let error = SettingsError(.invalidFile, path: path, detail: detail)
+                return namedBy.map { error.naming(file: $0.file, parent: $0.parent) } ?? error
+            })
         var texts: [SettingsKey: BundleText] = [:]
         var group: String?
-        var visited: Set<String> = [url.lastPathComponent]
-        // Depth-first in pane order, so a later entry (or pane) wins over an earlier one.
-        var pending: [(entries: [PlistValue], url: URL, index: Int)] = [(try specifiers(of: root, at: url), url, 0)]
-        while let (entries, paneURL, index) = pending.popLast() {
-            guard index < entries.count else { continue }
-            pending.append((entries, paneURL, index + 1))
-            let entry = try entryDictionary(entries[index], index: index, at: paneURL)
-            if let key = entry["Key"]?.stringValue, let value = entry["DefaultValue"] {
-                defaults[key] = value
-            }
+        for entry in entries.map({ $0.specifier }) {
             if entry["Type"]?.stringValue == "PSGroupSpecifier" { group = entry["Title"]?.stringValue }
             if let key = entry["Key"]?.stringValue {
-                let values = entry["Values"]?.arrayValue ?? [], titles = (entry["Titles"]?.arrayValue ?? []).compactMap(\.stringValue)
+                let values = entry["Values"]?.arrayValue ?? [], titles = (entry["Titles"]?.arrayValue ?? []).compactMap { $0.stringValue }
                 texts[SettingsKey(components: [key])] = BundleText(
                     title: entry["Title"]?.stringValue, group: group, order: texts.count,
                     valueTitles: values.count == titles.count ? Array(zip(values, titles)) : [])
             }
-            guard entry["Type"]?.stringValue == childPaneType, let file = entry["File"]?.stringValue else { continue }
-            let childURL = try siblingURL(named: file, of: paneURL)
-            guard visited.insert(childURL.lastPathComponent).inserted else { continue }
-            let child = try childPane(at: childURL, file: file, parent: paneURL)
-            pending.append((child, childURL, 0))
         }
-        return (defaults, texts)
+        return (SettingsPanes.defaults(of: entries), texts)
     }
 
     /// What a `Settings.bundle` pane says of one key, for schemas: its `Title`, the title of the
@@ -184,48 +176,14 @@ enum SettingsBundleReader {
         var order: Int
         var valueTitles: [(value: PlistValue, title: String)]
     }
+}
 
-    /// A pane's entries.
-    ///
-    /// - Throws: ``SettingsError/Code/invalidFile`` when the pane has no `PreferenceSpecifiers` array.
-    static func specifiers(of pane: PlistDictionary, at url: URL) throws(SettingsError) -> [PlistValue] {
-        guard let entries = pane["PreferenceSpecifiers"]?.arrayValue else {
-            throw SettingsError(.invalidFile, path: url.path, detail: "the settings pane has no PreferenceSpecifiers array")
-        }
-        return entries
-    }
-
-    /// One entry of a pane, which must be a dictionary.
-    static func entryDictionary(_ entry: PlistValue, index: Int, at url: URL) throws(SettingsError) -> PlistDictionary {
-        guard case .dictionary(let dictionary) = entry else {
-            throw SettingsError(.invalidFile, path: url.path,
-                                detail: "PreferenceSpecifiers item \(index) is \(entry.typeNameWithArticle), expected a dict")
-        }
-        return dictionary
-    }
-
-    /// The file a child pane entry names: `File.plist` beside the pane that names it.
-    ///
-    /// - Throws: ``SettingsError/Code/invalidFile`` when `file` is empty or not a plain file name
-    ///   (a `/`, `.` or `..`), so a pane cannot reach outside its bundle.
-    static func siblingURL(named file: String, of paneURL: URL) throws(SettingsError) -> URL {
-        guard let path = PlistFile.childPane(named: file, inDirectory: PlistFile.directory(of: paneURL.path)) else {
-            throw SettingsError(.invalidFile, path: paneURL.path, detail: "child pane File '\(file)' is not a file name in the same directory")
-        }
-        return URL(filePath: path, directoryHint: .notDirectory)
-    }
-
-    /// Reads a child pane's entries.
-    ///
-    /// - Throws: the file's ``SettingsError``, its detail naming the pane that refers to it.
-    static func childPane(at url: URL, file: String, parent: URL) throws(SettingsError) -> [PlistValue] {
-        do {
-            return try specifiers(of: SettingsStore.readDictionary(at: url), at: url)
-        } catch {
-            var error = error
-            let reference = "child pane '\(file)' of \(parent.path)"
-            error.detail = error.detail.map { "\($0) (\(reference))" } ?? reference
-            throw error
-        }
+extension SettingsError {
+    /// This error of a child pane's file, its detail naming the pane that refers to it.
+    fileprivate func naming(file: String, parent: String) -> SettingsError {
+        var error = self
+        let reference = "child pane '\(file)' of \(parent)"
+        error.detail = error.detail.map { "\($0) (\(reference))" } ?? reference
+        return error
     }
 }

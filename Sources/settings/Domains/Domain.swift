@@ -124,6 +124,21 @@ struct Domain {
                  + KeySuggestion.hint(for: key.path, components: key.components, in: .dictionary(contents), separator: "/"))
     }
 
+    /// The defaults a program registered from the file at `path` (recorded in its layers
+    /// manifest): the file's dictionary, or, for a Settings.bundle pane (`Root.plist`), the
+    /// defaults it and its child panes give, read as the library reads them (``SettingsPanes``).
+    static func registeredDefaults(at path: String) throws(CLIError) -> PlistDictionary {
+        let root = try dictionary(Input(file: path).value, path: path)
+        guard SettingsPanes.isPane(root) else { return root }
+        let entries = try SettingsPanes.entries(
+            ofRoot: root, at: path,
+            reading: { (child, _, _) throws(CLIError) in try dictionary(Input(file: child).value, path: child) },
+            failure: { path, detail, namedBy in
+                .failure("\(path): \(detail)" + (namedBy.map { " (child pane '\($0.file)' of \($0.parent))" } ?? ""))
+            })
+        return SettingsPanes.defaults(of: entries)
+    }
+
     static func dictionary(_ value: PlistValue, path: String) throws(CLIError) -> PlistDictionary {
         guard case .dictionary(let dictionary) = value else {
             throw .failure("\(path): the root is \(value.kindWithArticle), expected a dictionary")

@@ -20,8 +20,9 @@ enum EditScreenCommand: Command {
 
         Opens a settings screen for DOMAIN in the terminal, built from the schema the
         application wrote beside its file (titles, help, groups, types, ranges, choices,
-        secrets) and, with --panes, its Settings.bundle Root.plist (and the child panes it
-        names); every other key of the file is shown too. Each change is applied at once, as
+        secrets) and its Settings.bundle Root.plist (and the child panes it names): the one
+        given with --panes, else the one the program registered its defaults from; every
+        other key of the file is shown too. Each change is applied at once, as
         'settings write' applies it (locked, checked against the schema, kept in history as one
         generation); there is nothing to save on quitting. A change made elsewhere while the
         screen is open appears on it.
@@ -116,10 +117,25 @@ struct EditSession {
         let companion = Domain.Companion(beside: target, path: domain.path, without: "shown without the schema kept there")
         schema = companion.isUsable ? try SchemaFile.beside(target)?.schema : nil
         manifest = companion.isUsable ? try? PlistLayersManifest.read(beside: target) : nil
-        self.panes = panes
+        // Without --panes: the Settings.bundle the program registered its defaults from, if any.
+        if let panes {
+            self.panes = panes
+        } else {
+            self.panes = try Self.registeredPanes(in: manifest)
+        }
         screen = EditScreen(name: domain.argument, layout: EditLayout(), states: [])
         let (layout, states) = try load()
         screen = EditScreen(name: domain.argument, layout: layout, states: states)
+    }
+
+    /// The panes of the first Settings.bundle `Root.plist` among the defaults files the program
+    /// recorded in its layers manifest (`nil` when there is none).
+    static func registeredPanes(in manifest: PlistLayersManifest?) throws(CLIError) -> EditLayout.Panes? {
+        for file in manifest?.defaultsFiles ?? [] {
+            guard let root = try? Domain.dictionary(Input(file: file).value, path: file), SettingsPanes.isPane(root) else { continue }
+            return try EditScreenCommand.readPanes(file)
+        }
+        return nil
     }
 
     /// The layout and states for the file as it is now.
@@ -129,7 +145,7 @@ struct EditSession {
         let layout = EditLayout.build(schema: schema, panes: panes, contents: contents)
         var overrides: [PlistDictionary] = [], defaults: [PlistDictionary] = []
         for file in manifest?.overrideFiles ?? [] { if let d = try? Domain.dictionary(Input(file: file).value, path: file) { overrides.append(d) } }
-        for file in manifest?.defaultsFiles ?? [] { if let d = try? Domain.dictionary(Input(file: file).value, path: file) { defaults.append(d) } }
+        for file in manifest?.defaultsFiles ?? [] { if let d = try? Domain.registeredDefaults(at: file) { defaults.append(d) } }
         let states = EditState.states(of: layout, contents: contents, system: domain.administratorFiles(),
                                       overrides: overrides, defaults: defaults)
         return (layout, states)

@@ -79,7 +79,7 @@ enum ExplainCommand: Command {
         rows.append(userRow)
         rows += system.rows(for: key.components, locks: false)
         for file in (manifest?.defaultsFiles ?? []).reversed() {
-            rows.append(try row(layer: "defaults", file: file, contents: try Domain.dictionary(Input(file: file).value, path: file), key: key, formerly: formerly))
+            rows.append(try row(layer: "defaults", file: file, contents: try Domain.registeredDefaults(at: file), key: key, formerly: formerly))
         }
         var report = SettingsExplanation(key: key.path, rows: rows, formerly: formerly.map(\.path))
         if report.winner == nil, let contents = try domain.existingContents() {
