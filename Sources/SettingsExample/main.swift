@@ -148,13 +148,15 @@ func run(arguments: [String]) async throws {
     let child = try startSelf(["--set-theme", file.path, settings.theme == Theme.dark ? "light" : "dark"])
     let change = await withTaskGroup(of: SettingsChange?.self) { group in
         group.addTask { for await change in changes { return change }; return nil }
-        group.addTask { try? await Task.sleep(for: .seconds(5)); return nil }   // never wait forever
+        // Never wait forever; the bound is generous because the wait ends at the change (a busy
+        // machine, or a sanitizer's build, once took more than 5 s to start the other process).
+        group.addTask { try? await Task.sleep(for: .seconds(30)); return nil }
         let first = await group.next() ?? nil
         group.cancelAll()
         return first
     }
     print("   the other process (pid \(child)) \(await exitStatus(of: child).map { "exited with status \($0)" } ?? "did not exit within 5 s")")
-    print("   change event: \(change.map(String.init(describing:)) ?? "none within 5 s")")
+    print("   change event: \(change.map(String.init(describing:)) ?? "none within 30 s")")
     print("   theme = \(described(settings.theme.rawValue, settings.$theme.source))")
 
     print("\n6. An override file (target-specific options) wins over the user's file:")
