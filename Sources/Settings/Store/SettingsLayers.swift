@@ -174,7 +174,7 @@ struct SettingsLayers: Hashable, Sendable {
         guard let position = position(of: layer), layer.builtInIndex != nil else { return nil }
         // The common case: a scalar written with nothing above it. Its effective value is the
         // value itself, so only an absent old value needs a look at the layers below.
-        if !comparing || (value.map(\.isScalar) == true && higherLayersAreEmpty(than: layer)) {
+        if !comparing || isOwnEffectiveValue(value, in: layer) {
             let old = modify(layer) { dict in
                 key.isTopLevel
                     ? dict.replaceValue(value, forKey: key.components[0])
@@ -207,6 +207,12 @@ struct SettingsLayers: Hashable, Sendable {
         let before = candidates.map { resolve($0)?.value }
         modify(layer) { dict in _ = dict.setValue(value, at: key.components[...]) }
         return .keys(zip(candidates, before).filter { resolve($0.0)?.value != $0.1 }.map(\.0))
+    }
+
+    /// Whether `value`, written to `layer`, is its key's effective value as it stands: a scalar
+    /// with nothing above it (a dictionary merges with the layers below; a removal reveals them).
+    func isOwnEffectiveValue(_ value: PlistValue?, in layer: SettingsLayer) -> Bool {
+        value?.isScalar == true && higherLayersAreEmpty(than: layer)
     }
 
     /// Whether every layer above `layer` is empty (an external layer never counts as empty: it

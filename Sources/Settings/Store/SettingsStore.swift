@@ -344,8 +344,7 @@ nonisolated extension SettingsStore {
             let userBefore = audience.userLayer ? s[.user].value(at: key.components) : nil
             let effect = s.write(value, at: key, in: layer, comparing: audience.comparing || audience.userLayer)
             if resolving {
-                // A scalar with nothing above it is its own effective value: no walk of the layers.
-                result.effective = value?.isScalar == true && s.layers.higherLayersAreEmpty(than: layer) ? value : s.resolve(key)?.value
+                result.effective = s.layers.isOwnEffectiveValue(value, in: layer) ? value : s.resolve(key)?.value
             }
             guard let effect else { return .unchanged }
             if layer == .user { s.markDirtyKeepingAlive(key, store: self) }

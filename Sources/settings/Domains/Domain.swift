@@ -130,13 +130,18 @@ struct Domain {
     static func registeredDefaults(at path: String) throws(CLIError) -> PlistDictionary {
         let root = try dictionary(Input(file: path).value, path: path)
         guard SettingsPanes.isPane(root) else { return root }
-        let entries = try SettingsPanes.entries(
+        return SettingsPanes.defaults(of: try settingsPanes(root, at: path))
+    }
+
+    /// Every entry of the Settings.bundle pane `root` (read from `path`) and of the child panes
+    /// it names, in pane order, read as the library reads them (``SettingsPanes``).
+    static func settingsPanes(_ root: PlistDictionary, at path: String) throws(CLIError) -> [SettingsPanes.Entry] {
+        try SettingsPanes.entries(
             ofRoot: root, at: path,
             reading: { (child, _, _) throws(CLIError) in try dictionary(Input(file: child).value, path: child) },
             failure: { path, detail, namedBy in
                 .failure("\(path): \(detail)" + (namedBy.map { " (child pane '\($0.file)' of \($0.parent))" } ?? ""))
             })
-        return SettingsPanes.defaults(of: entries)
     }
 
     static func dictionary(_ value: PlistValue, path: String) throws(CLIError) -> PlistDictionary {

@@ -359,10 +359,9 @@ struct EditScreen {
                 number = real
                 value = .real(real)
             }
-            if let minimum, number < minimum || (maximum.map { number > $0 } ?? false) {
+            if (minimum.map { number < $0 } ?? false) || (maximum.map { number > $0 } ?? false) {
                 return .failure(.failure("\(trimmed) is out of range: \(range(minimum, maximum))"))
             }
-            if let maximum, number > maximum { return .failure(.failure("\(trimmed) is out of range: \(range(minimum, maximum))")) }
             return .success(value)
         case .date:
             do { return .success(try PlistValue.fromDefaultsArgument(type: "-date", [trimmed])) } catch { return .failure(.failure(error.message)) }

@@ -67,36 +67,24 @@ enum EditScreenCommand: Command {
         }
     }
 
-    /// A `Root.plist` and the child panes it names (`File.plist` beside it; a name with a `/`
-    /// is refused, so a pane cannot reach outside its bundle).
+    /// A `Root.plist` and the child panes it names, by their `File` (``Domain/settingsPanes(_:at:)``:
+    /// `File.plist` beside the pane that names it; a name with a `/` is refused, so a pane cannot
+    /// reach outside its bundle).
     static func readPanes(_ path: String) throws(CLIError) -> EditLayout.Panes {
-        func entries(_ file: String) throws(CLIError) -> [PlistDictionary] {
-            let root = try Domain.dictionary(Input(file: file).value, path: file)
-            guard let items = root["PreferenceSpecifiers"]?.arrayValue else {
-                throw .failure("\(file): the settings pane has no PreferenceSpecifiers array")
-            }
-            return try items.enumerated().map { (index, item) throws(CLIError) in
-                guard case .dictionary(let entry) = item else {
-                    throw .failure("\(file): PreferenceSpecifiers item \(index) is \(item.kindWithArticle), expected a dict")
-                }
-                return entry
-            }
-        }
-        let root = try entries(path)
-        let directory = PlistFile.directory(of: path)
+        try panes(Domain.dictionary(Input(file: path).value, path: path), at: path)
+    }
+
+    /// The panes of `root`, the `Root.plist` read from `path` (see ``readPanes(_:)``).
+    static func panes(_ root: PlistDictionary, at path: String) throws(CLIError) -> EditLayout.Panes {
+        let entries = try Domain.settingsPanes(root, at: path)
+        let byPane = Dictionary(grouping: entries, by: \.pane).mapValues { $0.map(\.specifier) }
         var children: [String: [PlistDictionary]] = [:]
-        var pending = root
-        while let entry = pending.popLast() {
-            guard entry["Type"]?.stringValue == "PSChildPaneSpecifier", let file = entry["File"]?.stringValue,
-                  children[file] == nil else { continue }
-            guard let childPath = PlistFile.childPane(named: file, inDirectory: directory) else {
-                throw .failure("\(path): child pane File '\(file)' is not a file name in the same directory")
-            }
-            let child = try entries(childPath)
-            children[file] = child
-            pending += child
+        for entry in entries where entry.specifier["Type"]?.stringValue == SettingsPanes.childPaneType {
+            guard let file = entry.specifier["File"]?.stringValue,
+                  let child = PlistFile.childPane(named: file, inDirectory: PlistFile.directory(of: entry.pane)) else { continue }
+            children[file] = byPane[child] ?? []
         }
-        return EditLayout.Panes(root: root, children: children)
+        return EditLayout.Panes(root: byPane[path] ?? [], children: children)
     }
 }
 
@@ -133,7 +121,7 @@ struct EditSession {
     static func registeredPanes(in manifest: PlistLayersManifest?) throws(CLIError) -> EditLayout.Panes? {
         for file in manifest?.defaultsFiles ?? [] {
             guard let root = try? Domain.dictionary(Input(file: file).value, path: file), SettingsPanes.isPane(root) else { continue }
-            return try EditScreenCommand.readPanes(file)
+            return try EditScreenCommand.panes(root, at: file)
         }
         return nil
     }
@@ -204,10 +192,7 @@ struct EditSession {
                 }
                 screen.message = "\(keys.count) key\(keys.count == 1 ? "" : "s") reset to their defaults"
             case .restore(let number):
-                guard let generation = try? PlistHistory.generation(number, for: target), let kept = try? generation.contents() else {
-                    throw CLIError.failure("generation \(number) is not kept in the history")
-                }
-                try domain.edit(creating: true, origin: .restore) { contents in contents = kept }
+                try RestoreCommand.restore(number, of: domain)
                 screen.message = "restored generation \(number)"
             case .showHistory:
                 loadHistory()

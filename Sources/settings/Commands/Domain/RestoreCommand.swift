@@ -28,6 +28,13 @@ enum RestoreCommand: Command {
             throw .usage("restore: GENERATION must be a number from 'settings history' (got '\(positional[1])')")
         }
         let keys = try positional.dropFirst(2).map { text throws(CLIError) in try KeyPath(text) }
+        try restore(number, keys: keys, of: domain)
+    }
+
+    /// Restores `domain`'s file to generation `number` of its history, or only `keys` of it
+    /// (empty: the whole file), as one change of origin `restore` (``Domain/edit(creating:origin:format:_:)``):
+    /// the one restore of the tool, for this command and the editor's history pane.
+    static func restore(_ number: Int, keys: [KeyPath] = [], of domain: Domain) throws(CLIError) {
         let target = try Files.target(of: domain.path).path
         let kept: PlistDictionary
         do {
