@@ -106,7 +106,7 @@ extension PlistFile {
     /// - Returns: `nil` when no directory of `path` is a link that makes a difference.
     /// - Throws: ``Failure`` (`EPERM`) for another user's link.
     private static func linkedDirectory(in path: String, followedFrom original: String) throws(Failure) -> (String, String)? {
-        for slash in path.indices where path[slash] == "/" && slash != path.startIndex {
+        for slash in path.utf8.indices where path.utf8[slash] == UInt8(ascii: "/") && slash != path.startIndex {
             let prefix = String(path[..<slash])
             var s = stat()
             guard lstat(prefix, &s) == 0 else { return nil }  // missing: nothing further is a link

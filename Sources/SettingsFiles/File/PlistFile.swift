@@ -333,7 +333,9 @@ public enum PlistFile {
     /// - Parameter path: a path.
     /// - Returns: everything before its last `/`.
     public static func directory(of path: String) -> String {
-        guard let slash = path.lastIndex(of: "/") else { return "." }
+        // By UTF-8 byte, not by `Character`: `/` is one byte and never part of another
+        // character's encoding, and the byte search costs a fraction of the grapheme walk.
+        guard let slash = path.utf8.lastIndex(of: UInt8(ascii: "/")) else { return "." }
         return slash == path.startIndex ? "/" : String(path[..<slash])
     }
 
@@ -342,8 +344,8 @@ public enum PlistFile {
     /// - Parameter path: a path.
     /// - Returns: everything after its last `/`.
     public static func name(of path: String) -> String {
-        guard let slash = path.lastIndex(of: "/") else { return path }
-        return String(path[path.index(after: slash)...])
+        guard let slash = path.utf8.lastIndex(of: UInt8(ascii: "/")) else { return path }
+        return String(path[path.utf8.index(after: slash)...])
     }
 }
 

@@ -244,8 +244,11 @@ package enum SettingsFileTransaction {
         }
         var recorded: PlistRecorder.Recorded?
         if recorder != nil {
+            // `before` is what this writer last wrote or read when the file is unchanged since (`known`).
+            let beforeIsKnown = known != nil && current.identity != nil && current.identity == known?.identity
             recorded = try recorder?.record(encoded.bytes, format: encoded.format, edit: change, before: current.contents,
-                                            previous: current.wasReread ? known?.contents : nil, target: target)
+                                            previous: current.wasReread ? known?.contents : nil,
+                                            beforeIsKnown: beforeIsKnown, target: target)
         }
         let identity: PlistFile.Identity
         do {

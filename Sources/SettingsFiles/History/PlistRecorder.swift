@@ -39,6 +39,11 @@ package struct PlistRecorder: Sendable {
     private var firstSeen = Date()
     /// Whether the history and provenance kept before a limit of 0 were removed.
     private var removedForNoHistory = false
+    /// Whether ``log`` holds no entry without its leaf in the file as this writer last wrote it:
+    /// then a change's prune looks only along the change's key paths. False until this writer
+    /// first prunes the log, and again whenever the log is read from its file, the file is seen
+    /// changed by another writer, or a recorded change was not made.
+    private var prunedToOwnWrite = false
 
     /// How many generations may carry entries the log's own file does not hold yet: the log is
     /// written whole at most once per this many changes (and whenever a generation that carries
@@ -88,6 +93,7 @@ package struct PlistRecorder: Sendable {
         if let log, identity == logIdentity, generations.checkCurrent(for: target) { return log }
         let read = (try? SettingsProvenanceLog.load(for: target, keepingEncoding: true, updating: log)) ?? SettingsProvenanceLog()
         log = read
+        prunedToOwnWrite = false
         logIdentity = identity
         return read
     }
@@ -104,6 +110,7 @@ package struct PlistRecorder: Sendable {
     /// - Returns: the log with them, for a store to publish.
     package mutating func noteReload(old: PlistDictionary, new: PlistDictionary, target: String) -> SettingsProvenanceLog {
         var log = currentLog(for: target)
+        prunedToOwnWrite = false
         let now = Date()
         for key in SettingsProvenanceLog.changedLeaves(from: old, to: new) where seen[key] == nil { seen[key] = now }
         for (path, date) in seen { log.noteUnrecorded([path], in: new, seenAt: date) }
@@ -121,11 +128,14 @@ package struct PlistRecorder: Sendable {
     ///   - edit: what changed, and who changed it.
     ///   - before: what the file holds now (`nil`: missing, or moved aside).
     ///   - previous: what this writer last knew of it, when another writer changed it since.
+    ///   - beforeIsKnown: whether `before` is the file as this writer last wrote or read it
+    ///     (unchanged since): then, after a change this recorder recorded, its prune looks only
+    ///     along the new change's key paths.
     ///   - target: the file.
     /// - Throws: only with ``refusesUnkeptDiscard``, when the change would discard values no
     ///   generation holds and keeping one failed.
     package mutating func record(_ bytes: Data, format: PlistFormat, edit: SettingsFileTransaction.Edit,
-                                 before: PlistDictionary?, previous: PlistDictionary?,
+                                 before: PlistDictionary?, previous: PlistDictionary?, beforeIsKnown: Bool = false,
                                  target: String) throws(SettingsFileTransaction.Failure) -> Recorded {
         var recorded = Recorded()
         var log = currentLog(for: target, changing: true)
@@ -133,6 +143,9 @@ package struct PlistRecorder: Sendable {
             self.log = log
             return recorded  // a limit of 0 keeps neither history nor provenance
         }
+        // The log is changed below: held only here meanwhile, so the change does not copy its
+        // entries (set back at the end; a change refused on the way reads it again next time).
+        self.log = nil
         var generations = self.generations
         defer { self.generations = generations }
         func attempt(_ body: () throws(PlistFile.Failure) -> Void) -> PlistFile.Failure? {
@@ -211,7 +224,11 @@ package struct PlistRecorder: Sendable {
             }
         }
         log.record(plain, in: edit.contents, by: edit.writer)
-        log.prune(to: edit.contents)
+        // Along the change only, when the log was pruned to the file this writer last wrote and
+        // the file is still that: no other entry can have lost its leaf.
+        let alongChangeOnly = prunedToOwnWrite && beforeIsKnown && before != nil && previous == nil
+        log.prune(to: edit.contents, onlyAlong: alongChangeOnly ? changedOnce : nil)
+        prunedToOwnWrite = true
         // The entries travel in the generation: one small file beside the settings file's own
         // replace. The log's own file is written whole only now and then.
         let delta = Self.delta(of: &log)
@@ -248,6 +265,7 @@ package struct PlistRecorder: Sendable {
     /// Removes the generation recorded for a change that then did not happen (the file could
     /// not be replaced): history holds only changes that happened.
     package mutating func discard(_ number: Int, for target: String) {
+        prunedToOwnWrite = false  // the log was pruned to contents that were not written
         PlistHistory.discard(number, for: target, known: &generations)
     }
 }

@@ -444,7 +444,19 @@ public struct SettingsProvenanceLog: Hashable, Sendable {
     ///
     /// - Parameter contents: the file's contents.
     public mutating func prune(to contents: PlistDictionary) {
-        for path in storage.keys {
+        prune(to: contents, onlyAlong: nil)
+    }
+
+    /// ``prune(to:)`` for a log already pruned to the contents before a change of `changed`:
+    /// only an entry on one of those paths (at it, above it or below it) can have lost its leaf,
+    /// so only those are looked up (a save of one key of a large file looks up one entry, not
+    /// every entry).
+    ///
+    /// - Parameters:
+    ///   - contents: the file's contents after the change.
+    ///   - changed: the key paths the change set or removed; `nil` looks at every entry.
+    package mutating func prune(to contents: PlistDictionary, onlyAlong changed: [[String]]?) {
+        for path in storage.keys where changed.map({ Self.isAlong(path, $0) }) ?? true {
             switch Self.value(at: path, in: contents) {
             case nil, .dictionary?: set(nil, at: path)
             default: break
@@ -461,6 +473,16 @@ public struct SettingsProvenanceLog: Hashable, Sendable {
                 if storage[path] == nil { everyLeafRecorded = false }
             }
             if everyLeafRecorded { isComplete = true }  // pruned above: no entry without its leaf
+        }
+    }
+
+    /// Whether `path` is on one of `changed`: equal to one, or a prefix of one, or one's prefix.
+    private static func isAlong(_ path: [String], _ changed: [[String]]) -> Bool {
+        changed.contains { key in
+            let shared = min(key.count, path.count)
+            var i = 0
+            while i < shared, key[i] == path[i] { i += 1 }
+            return i == shared
         }
     }
 

@@ -211,4 +211,52 @@ struct HistoryJournalAttackTests {
         let after = try SettingsProvenanceLog.describe(key: ["a"], inFileAt: path)
         #expect(after?.hasPrefix("set with the settings tool") == true, "\(after ?? "nil")")
     }
+
+    /// A writer that keeps the file it wrote (a store) prunes the log only along each change;
+    /// an entry whose leaf another writer removed still goes at its next change.
+    @Test func pruningAlongTheChangeStillDropsEntriesOfLeavesRemovedElsewhere() throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.path("settings.plist")
+        var recorder: PlistRecorder? = PlistRecorder(limits: .init())
+        var known: SettingsFileTransaction.Known?
+        func save(_ edit: @escaping (inout PlistDictionary) -> [[String]]) throws {
+            let outcome = try SettingsFileTransaction.run(at: path, options: .init(), known: known, recorder: &recorder) {
+                (current) throws(SettingsFileTransaction.Failure) -> SettingsFileTransaction.Edit? in
+                var contents = current.contents ?? PlistDictionary()
+                let changed = edit(&contents)
+                return .init(contents: contents, changed: changed, writer: SettingsProvenance.thisProcess(.write))
+            }
+            if case .written(let written) = outcome { known = written.known }
+        }
+        try save { $0["a"] = 1; $0["b"] = ["x": 1, "y": 2]; $0["c"] = 3; return [["a"], ["b"], ["c"]] }
+        try save { $0["a"] = 2; return [["a"]] }  // along ["a"] only
+        // The writer's own removals and reshapes go along the change.
+        try save { $0["b"] = ["x": 1]; $0["c"] = nil; return [["b"], ["c"]] }
+        var log = try SettingsProvenanceLog.load(for: path)
+        #expect(log.entries[["b", "y"]] == nil)
+        #expect(log.entries[["c"]] == nil)
+        #expect(log.entries[["b", "x"]]?.origin == .write)
+        #expect(log.entries[["a"]]?.origin == .write)
+        // Another writer removes a leaf: the next change re-reads the file and prunes it all.
+        var other: PlistRecorder? = PlistRecorder(limits: .init())
+        _ = try SettingsFileTransaction.run(at: path, options: .init(), known: nil, recorder: &other) {
+            (current) throws(SettingsFileTransaction.Failure) -> SettingsFileTransaction.Edit? in
+            var contents = current.contents ?? PlistDictionary()
+            contents["b"] = nil
+            return .init(contents: contents, changed: [["b"]], writer: SettingsProvenance.thisProcess(.tool))
+        }
+        try save { $0["a"] = 3; return [["a"]] }
+        log = try SettingsProvenanceLog.load(for: path)
+        #expect(log.entries[["b", "x"]] == nil)
+        #expect(log.entries[["a"]]?.origin == .write)
+        // A hand edit (no log written) that removes a leaf: the file is re-read, pruned whole.
+        try save { $0["d"] = 4; return [["d"]] }
+        var hand = try PlistValue(contentsOf: URL(filePath: path))
+        if case .dictionary(var contents) = hand { contents["d"] = nil; hand = .dictionary(contents) }
+        try hand.write(to: URL(filePath: path))
+        try save { $0["a"] = 5; return [["a"]] }
+        log = try SettingsProvenanceLog.load(for: path)
+        #expect(log.entries[["d"]] == nil)
+        #expect(log.entries[["a"]]?.origin == .write)
+    }
 }
