@@ -123,6 +123,7 @@ public enum PlistHistory {
         var entry: PlistDictionary = [
             "origin": .string(writer.origin.rawValue), "date": .date(writer.date),
             "changed": .array(changed.map { .string(keyPath($0)) }), "contents": .data(bytes),
+            "number": .integer(PlistInteger(Int64(number))),
         ]
         if let process = writer.process { entry["process"] = .string(process) }
         if let pid = writer.pid { entry["pid"] = .integer(PlistInteger(Int64(pid))) }
@@ -137,16 +138,33 @@ public enum PlistHistory {
             throw PlistFile.Failure("cannot encode generation \(number): \(error)", code: EINVAL)
         }
         let path = directory + "/\(number).plist"
+        // The oldest generation goes with this one (the count is at its limit): its file takes
+        // the new one's name and bytes, so a save neither allocates an inode nor frees blocks
+        // (on a file system mounted with `discard`, freeing blocks waits for the device).
+        var recycled: PlistFile.Identity?
+        if let oldest = known.numbers.first, known.numbers.count >= limits.count,
+           let size = known.sizes[oldest], size <= encoded.count {
+            let outcome = recycle(directory + "/\(oldest).plist", as: path, with: encoded)
+            if case .recycled(let identity) = outcome { recycled = identity }
+            if case .untouched = outcome {} else {
+                known.numbers.removeFirst()
+                known.sizes[oldest] = nil
+            }
+        }
         let identity: PlistFile.Identity
-        do {
-            // One small file operation: created under its final name (all writers keep
-            // generations under the file's lock; a reader skips one not yet whole, and one a
-            // killed writer left half-written never parses) and not flushed: history may be lost
-            // to a power cut, the settings file may not.
-            identity = try create(path, with: encoded)
-        } catch {
-            known = Known()  // whatever the failure left, list again next time
-            throw error
+        if let recycled {
+            identity = recycled
+        } else {
+            do {
+                // One small file operation: created under its final name (all writers keep
+                // generations under the file's lock; a reader skips one not yet whole, and one a
+                // killed writer left half-written never parses) and not flushed: history may be lost
+                // to a power cut, the settings file may not.
+                identity = try create(path, with: encoded)
+            } catch {
+                known = Known()  // whatever the failure left, list again next time
+                throw error
+            }
         }
         known.numbers.append(number)
         known.sizes[number] = encoded.count
@@ -279,7 +297,7 @@ public enum PlistHistory {
 
     /// A generation from its file's values, or `nil` when they are not a generation's.
     private static func generation(_ number: Int, from e: PlistDictionary, bytes: Data) -> PlistGeneration? {
-        guard e["contents"]?.dataValue != nil,
+        guard isGeneration(e, numbered: number), e["contents"]?.dataValue != nil,
               let origin = e["origin"]?.stringValue.flatMap(SettingsProvenance.Origin.init(rawValue:)),
               let date = e["date"]?.dateValue else { return nil }
         let writer = SettingsProvenance(origin: origin, process: e["process"]?.stringValue, pid: e["pid"]?.intValue,
@@ -294,10 +312,63 @@ public enum PlistHistory {
         guard let directory = (try? existingDirectory(for: target)) ?? nil else { return [] }
         var out: [(Int, PlistDictionary)] = []
         for n in numbers(in: directory) where n > number {
-            guard case .dictionary(let e)? = mapped(n, in: directory) else { continue }
+            guard case .dictionary(let e)? = mapped(n, in: directory), isGeneration(e, numbered: n) else { continue }
             if case .dictionary(let entries)? = e["provenance"] { out.append((n, entries)) }
         }
         return out
+    }
+
+    /// What became of the oldest generation's file offered to ``recycle(_:as:with:)``.
+    private enum Recycling {
+        /// It now is the new generation.
+        case recycled(PlistFile.Identity)
+        /// It is gone (renamed, then the new bytes could not be written): create the new one.
+        case consumed
+        /// It was not used (not this user's regular file with one link, or not openable).
+        case untouched
+    }
+
+    /// Turns the file of the oldest generation, `old`, into the new one at `path` (which must
+    /// not exist): same inode, overwritten in place, never shrunk (the caller offers only a file
+    /// no larger than `bytes`, so a reader that mapped it never faults past its end).
+    ///
+    /// Never readable as a wrong generation: its first byte is cleared before it takes the new
+    /// name (no format starts with a zero byte, so readers skip it), the new bytes are written
+    /// after the first, and the first byte last. A writer killed at any step leaves a file that
+    /// readers skip or the whole new generation; its `number` is checked by readers too
+    /// (``isGeneration(_:numbered:)``), for a power cut that kept the rename and lost the data.
+    private static func recycle(_ old: String, as path: String, with bytes: [UInt8]) -> Recycling {
+        let fd = PlistFile.retrying { open(old, O_WRONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY) }
+        guard fd >= 0 else { return .untouched }
+        defer { close(fd) }
+        var s = stat()
+        guard !bytes.isEmpty, fstat(fd, &s) == 0, (s.st_mode & S_IFMT) == S_IFREG, s.st_uid == geteuid(), s.st_nlink == 1,
+              Int(s.st_size) <= bytes.count else { return .untouched }
+        var zero: UInt8 = 0
+        guard pwrite(fd, &zero, 1, 0) == 1 else { return .untouched }
+        guard rename(old, path) == 0 else { return .untouched }
+        let written = bytes.withUnsafeBytes { raw -> Bool in
+            guard lseek(fd, 1, SEEK_SET) == 1 else { return false }
+            do throws(PlistFile.Failure) {
+                try PlistFile.writeAll(fd, UnsafeRawBufferPointer(rebasing: raw[1...]))
+            } catch {
+                return false
+            }
+            return pwrite(fd, raw.baseAddress, 1, 0) == 1
+        }
+        guard written, fstat(fd, &s) == 0 else {
+            unlink(path)
+            return .consumed
+        }
+        return .recycled(PlistFile.Identity(s))
+    }
+
+    /// Whether a generation file's values belong under `number`: a file written since generations
+    /// carry their number must carry this one (one recycled under a new name whose new bytes a
+    /// power cut lost still holds the old number). Files written before carry none.
+    static func isGeneration(_ e: PlistDictionary, numbered number: Int) -> Bool {
+        guard let recorded = e["number"] else { return true }
+        return recorded.intValue == number
     }
 
     /// Creates `path` (which must not exist) holding `bytes`, owner-only, without a temporary
