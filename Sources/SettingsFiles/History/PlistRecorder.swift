@@ -91,6 +91,14 @@ package struct PlistRecorder: Sendable {
         // Another writer's change shows as a new log file or as a generation this writer did
         // not keep (its entries travel in the generation until the log is next written).
         if let log, identity == logIdentity, generations.checkCurrent(for: target) { return log }
+        if var log, identity != nil, identity == logIdentity {
+            // Only generations changed (another writer saved): their entries, not the whole file.
+            self.log = nil
+            log.catchUp(for: target)
+            self.log = log
+            prunedToOwnWrite = false
+            return log
+        }
         let read = (try? SettingsProvenanceLog.load(for: target, keepingEncoding: true, updating: log)) ?? SettingsProvenanceLog()
         log = read
         prunedToOwnWrite = false

@@ -224,6 +224,22 @@ public struct SettingsProvenanceLog: Hashable, Sendable {
         return log
     }
 
+    /// Applies the entries of the generations other writers kept after ``through``, for a writer
+    /// whose log's file is unchanged since it read or wrote it: the log then reads as a whole
+    /// ``load(for:keepingEncoding:updating:)`` would, at the cost of the new generations alone
+    /// (with several processes saving one file, reading the whole log at each save was most of
+    /// a save's work).
+    ///
+    /// Sound because the file is unchanged: a writer that lets a generation carrying entries go
+    /// before the file holds them writes the file whole first, so every generation after
+    /// ``through`` that carries entries is still kept.
+    package mutating func catchUp(for target: String) {
+        for (n, entries) in PlistHistory.provenanceDeltas(for: target, after: through) {
+            apply(delta: entries)
+            through = n
+        }
+    }
+
     /// Applies the entries of the generations kept after the log's file was written.
     private mutating func replay(for target: String, after number: Int) {
         savedThrough = number

@@ -259,4 +259,37 @@ struct HistoryJournalAttackTests {
         #expect(log.entries[["d"]] == nil)
         #expect(log.entries[["a"]]?.origin == .write)
     }
+
+    /// Two writers saving one file in turn: each catches up on the other's generations instead
+    /// of reading the whole log, and knows what a whole read would (who set every key).
+    @Test func aWriterCatchingUpOnAnothersGenerationsKnowsWhatAWholeReadWould() throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.path("settings.plist")
+        var first: PlistRecorder? = PlistRecorder(limits: .init())
+        var second: PlistRecorder? = PlistRecorder(limits: .init())
+        try change(path, "shared", 0, recorder: &first, by: SettingsProvenance.thisProcess(.write))
+        for i in 1...40 {
+            let writer = SettingsProvenance.thisProcess(i.isMultiple(of: 2) ? .write : .sync)
+            if i.isMultiple(of: 2) {
+                try change(path, "a\(i)", .integer(PlistInteger(Int64(i))), recorder: &first, by: writer)
+            } else {
+                try change(path, "b\(i)", .integer(PlistInteger(Int64(i))), recorder: &second, by: writer)
+            }
+            if i.isMultiple(of: 2) {
+                try change(path, "shared", .integer(PlistInteger(Int64(i))), recorder: &second, by: writer)
+            } else {
+                try change(path, "shared", .integer(PlistInteger(Int64(i))), recorder: &first, by: writer)
+            }
+            let whole = try SettingsProvenanceLog.load(for: path)
+            for recorder in [first, second] {
+                var recorder = try #require(recorder)
+                let caughtUp = recorder.currentLog(for: path)
+                #expect(caughtUp.entries == whole.entries, "after change \(i)")
+            }
+        }
+        let whole = try SettingsProvenanceLog.load(for: path)
+        #expect(whole.entries[["a40"]]?.origin == .write)
+        #expect(whole.entries[["b39"]]?.origin == .sync)
+        #expect(whole.entries[["shared"]]?.origin == .write)
+    }
 }
