@@ -39,11 +39,15 @@ package struct PlistRecorder: Sendable {
     private var firstSeen = Date()
     /// Whether the history and provenance kept before a limit of 0 were removed.
     private var removedForNoHistory = false
-    /// Whether ``log`` holds no entry without its leaf in the file as this writer last wrote it:
-    /// then a change's prune looks only along the change's key paths. False until this writer
-    /// first prunes the log, and again whenever the log is read from its file, the file is seen
-    /// changed by another writer, or a recorded change was not made.
-    private var prunedToOwnWrite = false
+    /// The key paths along which ``log`` may hold an entry without its leaf in the file as this
+    /// writer last knew it (wrote it, or saw it at a reload): what others' generations set since,
+    /// and what changed in the file since. A change prunes only along these and its own paths.
+    /// `nil` (prune the whole log) until this writer first prunes it, and again whenever the
+    /// log is read whole from its file or a recorded change was not made.
+    private var pruneAlong: [[String]]?
+    /// Beyond this many paths a prune looks at every entry (a look-up each) rather than
+    /// comparing each entry with every path.
+    static let largestTargetedPrune = 64
 
     /// How many generations may carry entries the log's own file does not hold yet: the log is
     /// written whole at most once per this many changes (and whenever a generation that carries
@@ -94,14 +98,14 @@ package struct PlistRecorder: Sendable {
         if var log, identity != nil, identity == logIdentity {
             // Only generations changed (another writer saved): their entries, not the whole file.
             self.log = nil
-            log.catchUp(for: target)
+            let applied = log.catchUp(for: target)
             self.log = log
-            prunedToOwnWrite = false
+            pruneAlong? += applied
             return log
         }
         let read = (try? SettingsProvenanceLog.load(for: target, keepingEncoding: true, updating: log)) ?? SettingsProvenanceLog()
         log = read
-        prunedToOwnWrite = false
+        pruneAlong = nil
         logIdentity = identity
         return read
     }
@@ -118,9 +122,10 @@ package struct PlistRecorder: Sendable {
     /// - Returns: the log with them, for a store to publish.
     package mutating func noteReload(old: PlistDictionary, new: PlistDictionary, target: String) -> SettingsProvenanceLog {
         var log = currentLog(for: target)
-        prunedToOwnWrite = false
         let now = Date()
-        for key in SettingsProvenanceLog.changedLeaves(from: old, to: new) where seen[key] == nil { seen[key] = now }
+        let changed = SettingsProvenanceLog.changedLeaves(from: old, to: new)
+        pruneAlong? += changed
+        for key in changed where seen[key] == nil { seen[key] = now }
         for (path, date) in seen { log.noteUnrecorded([path], in: new, seenAt: date) }
         return log
     }
@@ -174,7 +179,9 @@ package struct PlistRecorder: Sendable {
                 for path in log.unrecordedLeaves(in: before) where seen[path] == nil { seen[path] = firstSeen }
             }
             if let previous {
-                for key in SettingsProvenanceLog.changedLeaves(from: previous, to: before) where seen[key] == nil { seen[key] = now }
+                let changed = SettingsProvenanceLog.changedLeaves(from: previous, to: before)
+                pruneAlong? += changed
+                for key in changed where seen[key] == nil { seen[key] = now }
             }
             var unrecorded = false
             for (path, date) in seen {
@@ -232,11 +239,12 @@ package struct PlistRecorder: Sendable {
             }
         }
         log.record(plain, in: edit.contents, by: edit.writer)
-        // Along the change only, when the log was pruned to the file this writer last wrote and
-        // the file is still that: no other entry can have lost its leaf.
-        let alongChangeOnly = prunedToOwnWrite && beforeIsKnown && before != nil && previous == nil
-        log.prune(to: edit.contents, onlyAlong: alongChangeOnly ? changedOnce : nil)
-        prunedToOwnWrite = true
+        // Along the paths that changed since the log was last pruned to the file this writer
+        // knew, and this change's: no other entry can have lost its leaf.
+        var along = before != nil && (beforeIsKnown || previous != nil) ? pruneAlong.map { $0 + changedOnce } : nil
+        if let paths = along, paths.count > Self.largestTargetedPrune { along = nil }
+        log.prune(to: edit.contents, onlyAlong: along)
+        pruneAlong = []
         // The entries travel in the generation: one small file beside the settings file's own
         // replace. The log's own file is written whole only now and then.
         let delta = Self.delta(of: &log)
@@ -273,7 +281,7 @@ package struct PlistRecorder: Sendable {
     /// Removes the generation recorded for a change that then did not happen (the file could
     /// not be replaced): history holds only changes that happened.
     package mutating func discard(_ number: Int, for target: String) {
-        prunedToOwnWrite = false  // the log was pruned to contents that were not written
+        pruneAlong = nil  // the log was pruned to contents that were not written
         PlistHistory.discard(number, for: target, known: &generations)
     }
 }

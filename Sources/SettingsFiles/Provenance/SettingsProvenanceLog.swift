@@ -114,7 +114,11 @@ public struct SettingsProvenanceLog: Hashable, Sendable {
     }
 
     /// Applies a generation's entries (``takeDelta()``); what does not read as an entry is skipped.
-    package mutating func apply(delta entries: PlistDictionary) {
+    ///
+    /// - Returns: the key paths of the entries set or removed.
+    @discardableResult
+    package mutating func apply(delta entries: PlistDictionary) -> [[String]] {
+        var applied: [[String]] = []
         for (path, value) in entries {
             let components = EscapedPath.split(path, separator: "/")
             guard !components.isEmpty, components.count <= PlistNesting.maximumDepth else { continue }
@@ -127,7 +131,9 @@ public struct SettingsProvenanceLog: Hashable, Sendable {
                 continue
             }
             if let replaced { shadows[components, default: []].append(replaced) }
+            applied.append(components)
         }
+        return applied
     }
 
     /// Puts back, for each leaf of `contents` whose entry a replayed generation replaced with one
@@ -233,11 +239,15 @@ public struct SettingsProvenanceLog: Hashable, Sendable {
     /// Sound because the file is unchanged: a writer that lets a generation carrying entries go
     /// before the file holds them writes the file whole first, so every generation after
     /// ``through`` that carries entries is still kept.
-    package mutating func catchUp(for target: String) {
+    ///
+    /// - Returns: the key paths of the entries set or removed.
+    package mutating func catchUp(for target: String) -> [[String]] {
+        var applied: [[String]] = []
         for (n, entries) in PlistHistory.provenanceDeltas(for: target, after: through) {
-            apply(delta: entries)
+            applied += apply(delta: entries)
             through = n
         }
+        return applied
     }
 
     /// Applies the entries of the generations kept after the log's file was written.
@@ -560,12 +570,27 @@ public struct SettingsProvenanceLog: Hashable, Sendable {
         var out: [[String]] = []
         var stack: [([String], PlistValue?, PlistValue?)] = [([], .dictionary(old), .dictionary(new))]
         while let (path, a, b) = stack.popLast() {
-            if a == b { continue }
             if case .dictionary(let x)? = a, case .dictionary(let y)? = b {
-                for (k, v) in y { stack.append((path + [k], x[k], v)) }
-                for (k, v) in x where y[k] == nil { stack.append((path + [k], v, nil)) }
+                // Keys at the same position are compared in place (the common case: a file saved
+                // again keeps its order), others looked up; only differing children are pushed.
+                var matched = 0
+                for i in 0..<y.count {
+                    let (k, v) = y[i]
+                    let old: PlistValue?
+                    if i < x.count, x.keys[i].utf8.elementsEqual(k.utf8) {
+                        old = x.values[i]
+                    } else {
+                        old = x[k]
+                    }
+                    if old != nil { matched += 1 }
+                    if old != v { stack.append((path + [k], old, v)) }
+                }
+                if matched < x.count {
+                    for (k, v) in x where y[k] == nil { stack.append((path + [k], v, nil)) }
+                }
                 continue
             }
+            if a == b { continue }
             for side in [a, b] {
                 guard let side else { continue }
                 forEachLeaf(of: side, at: path) { p, _ in out.append(p) }
