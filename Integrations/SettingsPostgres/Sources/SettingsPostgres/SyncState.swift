@@ -59,7 +59,9 @@ struct SyncStateFile: Sendable, Equatable {
 }
 
 extension SyncStateFile {
-    /// The state as a plist (built by hand: Codable costs 10x at 10,000 leaves). A leaf is an
+    /// The state as a plist: format 1 of the state file, written whole by earlier versions and
+    /// still read (``SyncStateStorage``); slots hold ``bytes`` instead.
+    /// Built by hand: Codable costs 10x at 10,000 leaves. A leaf is an
     /// array `[hlc, device index, digest or false, state]`, plus `[prevHLC, prevDevice, prevDigest
     /// or false, prevState, prevExists]` while applying; devices are listed once in `devices`.
     var plist: PlistValue {
@@ -146,7 +148,7 @@ enum BlockingIO {
 
 /// Reads and writes the state file, `settings.sync.plist`: two slots of equal size, each a
 /// header (`SSYNCST1`, a sequence number, the payload's length, and an FNV-1a checksum of the
-/// three) and the state as a binary plist. A save writes the slot that does not hold the newest
+/// three) and the state (``SyncStateFile/bytes``). A save writes the slot that does not hold the newest
 /// state, in place, and flushes it (`fdatasync`): no new inode, no rename, no directory flush
 /// per save (issue 30, item 12: the temporary files of atomic replaces were a sixth of a syncing
 /// device's CPU with many devices of one user writing). A read takes the valid slot with the
@@ -156,7 +158,7 @@ enum BlockingIO {
 /// never through a link; it is written in place only when it is the very regular file this
 /// storage last read or wrote (same device and inode, the expected size), opened without
 /// following links; anything else (first save, a state outgrowing its slots, a file changed
-/// by someone else, a state file of format 1: one whole binary plist) is replaced atomically
+/// by someone else, a state file of format 1: one whole binary plist, still read) is replaced atomically
 /// through an exclusively created temporary file.
 final class SyncStateStorage: Sendable {
     let url: URL
@@ -198,28 +200,24 @@ final class SyncStateStorage: Sendable {
         if bytes.starts(with: Array("bplist00".utf8)) {
             // Format 1: one binary plist, replaced whole; the next save writes slots.
             slots.withLock { $0 = nil }
-            return try decode(bytes[...], "format 1")
+            let value: PlistValue
+            do {
+                value = try PlistValue(decoding: bytes)
+            } catch {
+                throw Unreadable(path: url.path, reason: "format 1: \(error.message)")
+            }
+            guard let state = SyncStateFile(plist: value) else { throw Unreadable(path: url.path, reason: "format 1: not a sync state this version reads") }
+            return state
         }
         guard let (slot, payload) = Self.newestSlot(bytes) else {
             slots.withLock { $0 = nil }
             throw Unreadable(path: url.path, reason: "no slot holds a complete state (\(bytes.count) bytes)")
         }
-        let state = try decode(payload, "slot \(slot.newest)")
+        guard let state = SyncStateFile(bytes: payload) else {
+            throw Unreadable(path: url.path, reason: "slot \(slot.newest) is not a sync state this version reads")
+        }
         slots.withLock { $0 = Slots(device: contents.identity.device, inode: contents.identity.inode,
                                      size: slot.size, newest: slot.newest, sequence: slot.sequence) }
-        return state
-    }
-
-    private func decode(_ bytes: ArraySlice<UInt8>, _ place: String) throws(Unreadable) -> SyncStateFile {
-        let value: PlistValue
-        do {
-            value = try PlistValue(decoding: bytes)
-        } catch {
-            throw Unreadable(path: url.path, reason: "\(place): \(error.message)")
-        }
-        guard let state = SyncStateFile(plist: value) else {
-            throw Unreadable(path: url.path, reason: "\(place) is not a sync state this version reads")
-        }
         return state
     }
 
@@ -250,7 +248,7 @@ final class SyncStateStorage: Sendable {
     }
 
     func save(_ state: SyncStateFile) throws {
-        let payload = try state.plist.encodedBytes(as: .binary)
+        let payload = state.bytes
         let known = slots.withLock { $0 }
         if let known, payload.count + Self.headerSize <= known.size,
            try writeInPlace(payload, slot: 1 - known.newest, sequence: known.sequence &+ 1, known) {

@@ -119,10 +119,44 @@ struct SyncStateStorageTests {
         #expect(error?.description.contains(url.path) == true)
     }
 
-    @Test func aSlotHoldingAnotherPlistIsAClearError() throws {
+    /// Every field survives a save: applying registers with the register before them, tombstones,
+    /// several devices, secrets, the machine.
+    @Test func everyFieldOfTheStateIsKept() throws {
+        var s = state(cursor: 9)
+        s.cursorKey = "a/b"
+        s.lastHLC = 123 << 16
+        s.clockOffsetMs = -42
+        s.machine = "m1"
+        s.secretLeaves = ["token", "x/ü"]
+        let other = UUID()
+        s.leaves["gone"] = LeafRegister(hlc: 5, device: other, digest: nil, state: .superseded)
+        var applying = LeafRegister(hlc: 7, device: other, digest: -3, state: .applying)
+        (applying.prevHLC, applying.prevDevice, applying.prevDigest, applying.prevState, applying.prevExists) = (6, s.device, nil, .pending, true)
+        s.leaves["x/ü"] = applying
+        s.leaves["r"] = LeafRegister(hlc: 8, device: s.device, digest: .min, state: .rejected)
+        #expect(SyncStateFile(bytes: s.bytes[...]) == s)
         let dir = try TemporaryDirectory()
         let url = dir.appending(path: "settings.sync.plist")
-        let payload = try PlistValue.string("not a state").encodedBytes(as: .binary)
+        try SyncStateStorage(url: url).save(s)
+        #expect(try SyncStateStorage(url: url).load() == s)
+    }
+
+    /// A slot's state cut short anywhere, or with a byte more, is refused, never a crash.
+    @Test func aStateCutShortIsRefused() {
+        var s = state(cursor: 3)
+        s.secretLeaves = ["k0"]
+        var applying = LeafRegister(hlc: 7, device: UUID(), digest: 1, state: .applying)
+        (applying.prevHLC, applying.prevDevice, applying.prevDigest, applying.prevState, applying.prevExists) = (6, s.device, 2, .synced, false)
+        s.leaves["k1"] = applying
+        let bytes = s.bytes
+        for end in 0..<bytes.count { #expect(SyncStateFile(bytes: bytes[..<end]) == nil) }
+        #expect(SyncStateFile(bytes: (bytes + [0])[...]) == nil)
+    }
+
+    @Test func aSlotHoldingSomethingElseIsAClearError() throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.appending(path: "settings.sync.plist")
+        let payload = Array("not a state".utf8)
         var bytes = SyncStateStorage.slot(payload, sequence: 1)
         bytes += [UInt8](repeating: 0, count: 2 * 4096 - bytes.count)
         try Data(bytes).write(to: url)
