@@ -18,13 +18,23 @@ struct SyncStateStorageTests {
         return s
     }
 
+    /// A fresh directory (removed with the last reference to `dir`) and the state file's place in it.
+    func stateFile() throws -> (dir: TemporaryDirectory, url: URL) {
+        let dir = try TemporaryDirectory()
+        return (dir, dir.appending(path: "settings.sync.plist"))
+    }
+
+    /// The cursor the next run would read.
+    func cursorOnDisk(_ url: URL) throws -> Int64? {
+        try SyncStateStorage(url: url).load()?.cursorSeq
+    }
+
     func inode(_ url: URL) throws -> UInt64 {
         try #require(try PlistFile.identity(of: url.path)).inode
     }
 
     @Test func savesWriteInPlaceAndTheNewestIsRead() throws {
-        let dir = try TemporaryDirectory()
-        let url = dir.appending(path: "settings.sync.plist")
+        let (dir, url) = try stateFile()
         let storage = SyncStateStorage(url: url)
         try storage.save(state(cursor: 1))
         let first = try inode(url)
@@ -36,7 +46,7 @@ struct SyncStateStorageTests {
         #expect(try next.load()?.cursorSeq == 5)
         try next.save(state(cursor: 6))
         #expect(try inode(url) == first)
-        #expect(try SyncStateStorage(url: url).load()?.cursorSeq == 6)
+        #expect(try cursorOnDisk(url) == 6)
         let names = try FileManager.default.contentsOfDirectory(atPath: dir.url.path)
         #expect(names == ["settings.sync.plist"])
     }
@@ -45,8 +55,7 @@ struct SyncStateStorageTests {
     /// zeros); the other slot still holds the state saved before, and that is what is read.
     @Test(arguments: [0, 8, 16, 24, 40, 100])
     func aTornSaveLeavesTheStateBeforeIt(tornAt offset: Int) throws {
-        let dir = try TemporaryDirectory()
-        let url = dir.appending(path: "settings.sync.plist")
+        let file = try stateFile(), url = file.url
         let storage = SyncStateStorage(url: url)
         try storage.save(state(cursor: 1))
         try storage.save(state(cursor: 2))   // the second slot
@@ -59,12 +68,12 @@ struct SyncStateStorageTests {
         #expect(try reader.load()?.cursorSeq == 1)
         // The next save writes the torn slot, not the good one.
         try reader.save(state(cursor: 3))
-        #expect(try SyncStateStorage(url: url).load()?.cursorSeq == 3)
+        #expect(try cursorOnDisk(url) == 3)
+        withExtendedLifetime(file.dir) {}
     }
 
     @Test func aStateThatOutgrowsItsSlotsIsReplacedWhole() throws {
-        let dir = try TemporaryDirectory()
-        let url = dir.appending(path: "settings.sync.plist")
+        let file = try stateFile(), url = file.url
         let storage = SyncStateStorage(url: url)
         try storage.save(state(cursor: 1))
         let small = try inode(url)
@@ -72,26 +81,26 @@ struct SyncStateStorageTests {
         #expect(try inode(url) != small)
         #expect(try SyncStateStorage(url: url).load() == state(cursor: 2, leaves: 2_000))
         try storage.save(state(cursor: 3, leaves: 2_000))
-        #expect(try SyncStateStorage(url: url).load()?.cursorSeq == 3)
+        #expect(try cursorOnDisk(url) == 3)
+        withExtendedLifetime(file.dir) {}
     }
 
     /// Format 1 (one whole binary plist, before the slots) is read, and the next save writes slots.
     @Test func aStateFileOfFormatOneIsReadAndRewrittenInSlots() throws {
-        let dir = try TemporaryDirectory()
-        let url = dir.appending(path: "settings.sync.plist")
+        let file = try stateFile(), url = file.url
         try PlistFile.replace(url.path, with: try state(cursor: 7).plist.encodedBytes(as: .binary), permissions: 0o600)
         let storage = SyncStateStorage(url: url)
         #expect(try storage.load() == state(cursor: 7))
         try storage.save(state(cursor: 8))
         let bytes = try [UInt8](Data(contentsOf: url))
         #expect(bytes.starts(with: SyncStateStorage.magic))
-        #expect(try SyncStateStorage(url: url).load()?.cursorSeq == 8)
+        #expect(try cursorOnDisk(url) == 8)
+        withExtendedLifetime(file.dir) {}
     }
 
     /// A file someone else put there since this storage last saw it is replaced, not written into.
     @Test func aFileReplacedBehindItsBackIsNotWrittenInPlace() throws {
-        let dir = try TemporaryDirectory()
-        let url = dir.appending(path: "settings.sync.plist")
+        let (dir, url) = try stateFile()
         let storage = SyncStateStorage(url: url)
         try storage.save(state(cursor: 1))
         let other = dir.appending(path: "other")
@@ -100,7 +109,7 @@ struct SyncStateStorageTests {
         try FileManager.default.linkItem(at: other, to: url)   // the same inode as `other`
         try storage.save(state(cursor: 2))
         #expect(try String(contentsOf: other, encoding: .utf8) == "keep")
-        #expect(try SyncStateStorage(url: url).load()?.cursorSeq == 2)
+        #expect(try cursorOnDisk(url) == 2)
     }
 
     /// Outside input: whatever is found there is a clear error naming the file, never a crash.
@@ -112,11 +121,11 @@ struct SyncStateStorageTests {
         Array("bplist00".utf8) + [UInt8](repeating: 0, count: 40),             // format 1, cut short
     ])
     func aCorruptStateFileIsAClearError(_ bytes: [UInt8]) throws {
-        let dir = try TemporaryDirectory()
-        let url = dir.appending(path: "settings.sync.plist")
+        let file = try stateFile(), url = file.url
         try Data(bytes).write(to: url)
         let error = #expect(throws: SyncStateStorage.Unreadable.self) { _ = try SyncStateStorage(url: url).load() }
         #expect(error?.description.contains(url.path) == true)
+        withExtendedLifetime(file.dir) {}
     }
 
     /// Every field survives a save: applying registers with the register before them, tombstones,
@@ -135,10 +144,10 @@ struct SyncStateStorageTests {
         s.leaves["x/ü"] = applying
         s.leaves["r"] = LeafRegister(hlc: 8, device: s.device, digest: .min, state: .rejected)
         #expect(SyncStateFile(bytes: s.bytes[...]) == s)
-        let dir = try TemporaryDirectory()
-        let url = dir.appending(path: "settings.sync.plist")
+        let file = try stateFile(), url = file.url
         try SyncStateStorage(url: url).save(s)
         #expect(try SyncStateStorage(url: url).load() == s)
+        withExtendedLifetime(file.dir) {}
     }
 
     /// A slot's state cut short anywhere, or with a byte more, is refused, never a crash.
@@ -154,14 +163,14 @@ struct SyncStateStorageTests {
     }
 
     @Test func aSlotHoldingSomethingElseIsAClearError() throws {
-        let dir = try TemporaryDirectory()
-        let url = dir.appending(path: "settings.sync.plist")
+        let file = try stateFile(), url = file.url
         let payload = Array("not a state".utf8)
         var bytes = SyncStateStorage.slot(payload, sequence: 1)
         bytes += [UInt8](repeating: 0, count: 2 * 4096 - bytes.count)
         try Data(bytes).write(to: url)
         let error = #expect(throws: SyncStateStorage.Unreadable.self) { _ = try SyncStateStorage(url: url).load() }
         #expect(error?.description.contains("slot 0 is not a sync state") == true)
+        withExtendedLifetime(file.dir) {}
     }
 
     /// A planted, corrupt state file: the device starts over as a new device (a full pull) and syncs.
