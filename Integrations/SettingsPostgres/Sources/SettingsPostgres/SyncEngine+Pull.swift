@@ -172,6 +172,11 @@ extension SyncEngine {
         var problems: [SettingsSyncError] = []
         for row in rows {
             resyncUnseen?.remove(row.key)
+            if row.device == me, let reg = state.leaves[row.key], reg.hlc == row.hlc, reg.device == me, reg.state != .applying {
+                // This device's own push, held already: nothing to read or decode (issue 30, item 12).
+                if reg.state == .superseded { state.leaves[row.key]?.state = .synced }
+                continue
+            }
             let key: SettingsKey, value: PlistValue?, size: Int
             switch validate(row) {
             case .failure(let problem):

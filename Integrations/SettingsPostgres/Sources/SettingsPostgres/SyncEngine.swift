@@ -131,7 +131,14 @@ final class SyncEngine {
 
     func loadState() async {
         let storage = self.storage
-        let loaded: SyncStateFile? = try? await BlockingIO.run { try storage.load() }
+        let loaded: SyncStateFile?
+        do {
+            loaded = try await BlockingIO.run { try storage.load() }
+        } catch {
+            // Outside input: a corrupt or planted state file costs a full pull as a new device, never a crash.
+            logger.warning("\(error); starting over as a new device (a full pull)")
+            loaded = nil
+        }
         let machine = sync.machineID()
         defer { state.machine = machine }
         guard let loaded, loaded.format == 1 else { return }

@@ -2,6 +2,7 @@ import Foundation
 import Settings
 import SettingsPlist
 import SettingsFiles
+import Synchronization
 
 /// What this device knows about one leaf: the last-writer-wins register it holds.
 struct LeafRegister: Sendable, Hashable {
@@ -39,7 +40,7 @@ struct LeafRegister: Sendable, Hashable {
     }
 }
 
-/// The durable sync state, `settings.sync.plist` beside the settings file.
+/// The durable sync state, `settings.sync.plist` beside the settings file (``SyncStateStorage``).
 struct SyncStateFile: Sendable, Equatable {
     var format: Int = 1
     var app: String
@@ -58,7 +59,9 @@ struct SyncStateFile: Sendable, Equatable {
 }
 
 extension SyncStateFile {
-    /// The state as a plist (built by hand: Codable costs 10x at 10,000 leaves). A leaf is an
+    /// The state as a plist: format 1 of the state file, written whole by earlier versions and
+    /// still read (``SyncStateStorage``); slots hold ``bytes`` instead.
+    /// Built by hand: Codable costs 10x at 10,000 leaves. A leaf is an
     /// array `[hlc, device index, digest or false, state]`, plus `[prevHLC, prevDevice, prevDigest
     /// or false, prevState, prevExists]` while applying; devices are listed once in `devices`.
     var plist: PlistValue {
@@ -143,22 +146,180 @@ enum BlockingIO {
     }
 }
 
-/// Reads and writes the state file with the library's file rules (``SettingsPlist/PlistFile``:
-/// never through a link, regular files only, bounded reads, atomic replace through an
-/// exclusively created temporary file with an unpredictable name).
-struct SyncStateStorage: Sendable {
+/// Reads and writes the state file, `settings.sync.plist`: two slots of equal size, each a
+/// header (`SSYNCST1`, a sequence number, the payload's length, and an FNV-1a checksum of the
+/// three) and the state (``SyncStateFile/bytes``). A save writes the slot that does not hold the newest
+/// state, in place, and flushes it (`fdatasync`): no new inode, no rename, no directory flush
+/// per save (issue 30, item 12: the temporary files of atomic replaces were a sixth of a syncing
+/// device's CPU with many devices of one user writing). A read takes the valid slot with the
+/// highest sequence number, so a save torn by a crash leaves the one before it.
+///
+/// The library's file rules hold (``SettingsPlist/PlistFile``): the file is read bounded and
+/// never through a link; it is written in place only when it is the very regular file this
+/// storage last read or wrote (same device and inode, the expected size), opened without
+/// following links; anything else (first save, a state outgrowing its slots, a file changed
+/// by someone else, a state file of format 1: one whole binary plist, still read) is replaced atomically
+/// through an exclusively created temporary file.
+final class SyncStateStorage: Sendable {
     let url: URL
-    /// The largest state file read (100,000 leaves take about 10 MB).
+    /// The largest state file read (100,000 leaves take about 10 MB; two slots, twice that).
     static let limit = PlistFile.maximumSize
+    static let magic: [UInt8] = Array("SSYNCST1".utf8)
+    static let headerSize = 32
 
-    func load() throws -> SyncStateFile? {
-        guard let contents = try PlistFile.read(url.path, limit: Self.limit, followingLinks: false) else { return nil }
-        return SyncStateFile(plist: try PlistValue(decoding: contents.bytes))
+    /// Where the newest state is, once the file was read or written in this run.
+    struct Slots: Sendable {
+        var device: UInt64
+        var inode: UInt64
+        /// Each slot's size in bytes (the file holds two).
+        var size: Int
+        /// The slot holding the newest state (0 or 1), and its sequence number.
+        var newest: Int
+        var sequence: UInt64
+    }
+
+    private let slots = Mutex<Slots?>(nil)
+
+    init(url: URL) {
+        self.url = url
+    }
+
+    /// The newest valid state, or `nil` when there is no state file.
+    ///
+    /// - Throws: ``SyncStateStorage/Unreadable``, naming the file, when it cannot be read (a
+    ///   link, not a regular file, too large) or no slot holds a state this version reads.
+    func load() throws(Unreadable) -> SyncStateFile? {
+        let read: PlistFile.Contents?
+        do {
+            read = try PlistFile.read(url.path, limit: Self.limit, followingLinks: false)
+        } catch {
+            throw Unreadable(path: url.path, reason: error.description)
+        }
+        guard let contents = read else { return nil }
+        let bytes = contents.bytes
+        if bytes.starts(with: Array("bplist00".utf8)) {
+            // Format 1: one binary plist, replaced whole; the next save writes slots.
+            slots.withLock { $0 = nil }
+            let value: PlistValue
+            do {
+                value = try PlistValue(decoding: bytes)
+            } catch {
+                throw Unreadable(path: url.path, reason: "format 1: \(error.message)")
+            }
+            guard let state = SyncStateFile(plist: value) else { throw Unreadable(path: url.path, reason: "format 1: not a sync state this version reads") }
+            return state
+        }
+        guard let (slot, payload) = Self.newestSlot(bytes) else {
+            slots.withLock { $0 = nil }
+            throw Unreadable(path: url.path, reason: "no slot holds a complete state (\(bytes.count) bytes)")
+        }
+        guard let state = SyncStateFile(bytes: payload) else {
+            throw Unreadable(path: url.path, reason: "slot \(slot.newest) is not a sync state this version reads")
+        }
+        slots.withLock { $0 = Slots(device: contents.identity.device, inode: contents.identity.inode,
+                                     size: slot.size, newest: slot.newest, sequence: slot.sequence) }
+        return state
+    }
+
+    /// A state file that holds no state this version reads, or cannot be read.
+    struct Unreadable: Error, CustomStringConvertible {
+        var path: String
+        var reason: String
+        var description: String { "the sync state file \(path) cannot be used: \(reason)" }
+    }
+
+    /// The valid slot with the highest sequence number in a slotted file, and its payload.
+    static func newestSlot(_ bytes: [UInt8]) -> (Slots, ArraySlice<UInt8>)? {
+        guard bytes.count >= 2 * headerSize, bytes.count % 2 == 0 else { return nil }
+        let size = bytes.count / 2
+        var best: (Slots, ArraySlice<UInt8>)?
+        for index in 0..<2 {
+            let slot = bytes[(index * size)..<((index + 1) * size)]
+            guard slot.starts(with: magic) else { continue }
+            let base = slot.startIndex
+            let sequence = readWord(slot, at: base + 8), length = readWord(slot, at: base + 16)
+            guard length <= UInt64(size - headerSize) else { continue }
+            let payload = slot[(base + headerSize)..<(base + headerSize + Int(length))]
+            guard readWord(slot, at: base + 24) == checksum(sequence, length, payload) else { continue }
+            if let b = best, b.0.sequence >= sequence { continue }
+            best = (Slots(device: 0, inode: 0, size: size, newest: index, sequence: sequence), payload)
+        }
+        return best
     }
 
     func save(_ state: SyncStateFile) throws {
+        let payload = state.bytes
+        let known = slots.withLock { $0 }
+        if let known, payload.count + Self.headerSize <= known.size,
+           try writeInPlace(payload, slot: 1 - known.newest, sequence: known.sequence &+ 1, known) {
+            slots.withLock { $0?.newest = 1 - known.newest; $0?.sequence = known.sequence &+ 1 }
+            return
+        }
+        // A new file: room for the state to double before it is replaced again.
+        let size = max(4096, (2 * (payload.count + Self.headerSize) + 4095) / 4096 * 4096)
+        let sequence = (known?.sequence ?? 0) &+ 1
+        var file = Self.slot(payload, sequence: sequence)
+        file += [UInt8](repeating: 0, count: 2 * size - file.count)
         try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
-        try PlistFile.replace(url.path, with: try state.plist.encodedBytes(as: .binary), permissions: 0o600)
+        let identity = try PlistFile.replace(url.path, with: file, permissions: 0o600)
+        slots.withLock { $0 = Slots(device: identity.device, inode: identity.inode, size: size, newest: 0, sequence: sequence) }
+    }
+
+    /// Writes one slot in place and flushes it; `false` when the file is not the one last seen
+    /// (then it is replaced whole instead).
+    private func writeInPlace(_ payload: [UInt8], slot: Int, sequence: UInt64, _ known: Slots) throws -> Bool {
+        // O_NONBLOCK: a FIFO planted here is refused below, not waited on.
+        let fd = open(url.path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var s = stat()
+        guard fstat(fd, &s) == 0, s.st_mode & S_IFMT == S_IFREG, UInt64(s.st_dev) == known.device,
+              UInt64(s.st_ino) == known.inode, Int(s.st_size) == 2 * known.size
+        else { return false }
+        let bytes = Self.slot(payload, sequence: sequence)
+        var done = 0
+        while done < bytes.count {
+            let n = bytes.withUnsafeBytes { raw in pwrite(fd, raw.baseAddress.map { $0 + done }, raw.count - done, off_t(slot * known.size + done)) }
+            if n < 0, errno == EINTR { continue }
+            guard n > 0 else { throw PlistFile.Failure("cannot write the sync state file") }
+            done += n
+        }
+        guard Self.flush(fd) else { throw PlistFile.Failure("cannot flush the sync state file to disk") }
+        return true
+    }
+
+    /// A slot's header and payload.
+    static func slot(_ payload: [UInt8], sequence: UInt64) -> [UInt8] {
+        var bytes = magic
+        bytes.reserveCapacity(headerSize + payload.count)
+        for word in [sequence, UInt64(payload.count), checksum(sequence, UInt64(payload.count), payload[...])] {
+            withUnsafeBytes(of: word.littleEndian) { bytes += $0 }
+        }
+        return bytes + payload
+    }
+
+    static func checksum(_ sequence: UInt64, _ length: UInt64, _ payload: ArraySlice<UInt8>) -> UInt64 {
+        var words: [UInt8] = []
+        withUnsafeBytes(of: sequence.littleEndian) { words += $0 }
+        withUnsafeBytes(of: length.littleEndian) { words += $0 }
+        return UInt64(bitPattern: LeafDigest.of(bytes: words + payload))
+    }
+
+    static func readWord(_ bytes: ArraySlice<UInt8>, at index: Int) -> UInt64 {
+        var word: UInt64 = 0
+        for i in 0..<8 { word |= UInt64(bytes[index + i]) << (8 * i) }
+        return word
+    }
+
+    /// The data of a write in place, on the storage itself (`fdatasync`; on Apple platforms
+    /// `F_FULLFSYNC` first, since their `fsync` leaves it in the drive's cache).
+    static func flush(_ fd: Int32) -> Bool {
+        #if canImport(Darwin)
+        if fcntl(fd, F_FULLFSYNC) == 0 { return true }
+        return fsync(fd) == 0
+        #else
+        return fdatasync(fd) == 0
+        #endif
     }
 }
 

@@ -34,7 +34,7 @@ struct SyncFilesTests {
         let url = dir.appending(path: "settings.sync.plist")
         try FileManager.default.createSymbolicLink(at: url, withDestinationURL: victim)
         let storage = SyncStateStorage(url: url)
-        #expect(throws: PlistFile.Failure.self) { _ = try storage.load() }
+        #expect(throws: SyncStateStorage.Unreadable.self) { _ = try storage.load() }
         try storage.save(SyncStateFile(app: "a", device: UUID()))
         #expect(try String(contentsOf: victim, encoding: .utf8) == "keep")
         let attributes = try FileManager.default.attributesOfItem(atPath: url.path)
