@@ -177,13 +177,22 @@ extension PlistFile {
     /// power cut loses it (SQLite's `fullfsync`). A file system that refuses `F_FULLFSYNC` (some
     /// network and FUSE file systems) gets `fsync`.
     ///
-    /// - Parameter fd: the open file or directory.
+    /// ```swift
+    /// guard PlistFile.flushToDisk(fd, dataOnly: true) else { throw PlistFile.Failure("cannot flush") }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - fd: the open file or directory.
+    ///   - dataOnly: for a file overwritten in place at the same size, `fdatasync` where there is
+    ///     one (the file's times are not flushed; its data and size are).
     /// - Returns: whether the flush succeeded.
-    static func flushToDisk(_ fd: Int32) -> Bool {
+    public static func flushToDisk(_ fd: Int32, dataOnly: Bool = false) -> Bool {
         #if canImport(Darwin)
         if fcntl(fd, F_FULLFSYNC) == 0 { return true }
-        #endif
         return fsync(fd) == 0
+        #else
+        return (dataOnly ? fdatasync(fd) : fsync(fd)) == 0
+        #endif
     }
 
     /// Writes all of `bytes` to `fd`, retrying short writes and `EINTR`.
@@ -192,12 +201,35 @@ extension PlistFile {
     ///   - fd: an open descriptor.
     ///   - bytes: what to write.
     /// - Throws: ``Failure`` with the write's `errno`.
-    package static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) throws(Failure) {
+    public static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) throws(Failure) {
         guard let base = bytes.baseAddress else { return }
         var done = 0
         while done < bytes.count {
             let n = retrying { systemWrite(fd, base + done, bytes.count - done) }
             if n < 0 { throw Failure("cannot write the file") }
+            done += n
+        }
+    }
+
+    /// Writes all of `bytes` to `fd` at `offset` (`pwrite`: the descriptor's own position is
+    /// not moved), retrying short writes and `EINTR`: for a file overwritten in place.
+    ///
+    /// ```swift
+    /// try bytes.withUnsafeBytes { try PlistFile.writeAll(fd, $0, at: 4096) }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - fd: an open descriptor.
+    ///   - bytes: what to write.
+    ///   - offset: where in the file.
+    /// - Throws: ``Failure`` with the write's `errno`.
+    public static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, at offset: Int) throws(Failure) {
+        guard let base = bytes.baseAddress else { return }
+        var done = 0
+        while done < bytes.count {
+            let n = retrying { pwrite(fd, base + done, bytes.count - done, off_t(offset + done)) }
+            if n < 0 { throw Failure("cannot write the file") }
+            if n == 0 { throw Failure("cannot write the file", code: EIO) }
             done += n
         }
     }

@@ -348,13 +348,13 @@ public enum PlistHistory {
         guard pwrite(fd, &zero, 1, 0) == 1 else { return .untouched }
         guard rename(old, path) == 0 else { return .untouched }
         let written = bytes.withUnsafeBytes { raw -> Bool in
-            guard lseek(fd, 1, SEEK_SET) == 1 else { return false }
             do throws(PlistFile.Failure) {
-                try PlistFile.writeAll(fd, UnsafeRawBufferPointer(rebasing: raw[1...]))
+                try PlistFile.writeAll(fd, UnsafeRawBufferPointer(rebasing: raw[1...]), at: 1)
+                try PlistFile.writeAll(fd, UnsafeRawBufferPointer(rebasing: raw[..<1]), at: 0)
+                return true
             } catch {
                 return false
             }
-            return pwrite(fd, raw.baseAddress, 1, 0) == 1
         }
         guard written, fstat(fd, &s) == 0 else {
             unlink(path)

@@ -277,14 +277,13 @@ final class SyncStateStorage: Sendable {
               UInt64(s.st_ino) == known.inode, Int(s.st_size) == 2 * known.size
         else { return false }
         let bytes = Self.slot(payload, sequence: sequence)
-        var done = 0
-        while done < bytes.count {
-            let n = bytes.withUnsafeBytes { raw in pwrite(fd, raw.baseAddress.map { $0 + done }, raw.count - done, off_t(slot * known.size + done)) }
-            if n < 0, errno == EINTR { continue }
-            guard n > 0 else { throw PlistFile.Failure("cannot write the sync state file") }
-            done += n
+        var failure: PlistFile.Failure?
+        bytes.withUnsafeBytes { raw in
+            do throws(PlistFile.Failure) { try PlistFile.writeAll(fd, raw, at: slot * known.size) } catch { failure = error }
         }
-        guard Self.flush(fd) else { throw PlistFile.Failure("cannot flush the sync state file to disk") }
+        if let failure { throw PlistFile.Failure("cannot write the sync state file", code: failure.code) }
+        // Same size, written in place: the data is what must reach the disk.
+        guard PlistFile.flushToDisk(fd, dataOnly: true) else { throw PlistFile.Failure("cannot flush the sync state file to disk") }
         return true
     }
 
@@ -311,16 +310,6 @@ final class SyncStateStorage: Sendable {
         return word
     }
 
-    /// The data of a write in place, on the storage itself (`fdatasync`; on Apple platforms
-    /// `F_FULLFSYNC` first, since their `fsync` leaves it in the drive's cache).
-    static func flush(_ fd: Int32) -> Bool {
-        #if canImport(Darwin)
-        if fcntl(fd, F_FULLFSYNC) == 0 { return true }
-        return fsync(fd) == 0
-        #else
-        return fdatasync(fd) == 0
-        #endif
-    }
 }
 
 /// One syncing process per settings file: an exclusive `flock` on `.settings.sync.lock`, taken
