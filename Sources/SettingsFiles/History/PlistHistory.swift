@@ -111,7 +111,15 @@ public enum PlistHistory {
             // A file that large is never written (no reader would load it): neither is its generation.
             throw PlistFile.tooLarge(bytes.count)
         }
-        let (directory, directoryIdentity) = try makeDirectory(for: target)
+        let directory: String
+        let directoryIdentity: PlistFile.Identity
+        if known.checkedCurrent, let current = known.directory, let identity = known.directoryIdentity {
+            // The recorder found it, under this lock a moment ago, to be the very directory
+            // (device, inode, owner, mode, time) this writer made or checked and last changed.
+            (directory, directoryIdentity) = (current, identity)
+        } else {
+            (directory, directoryIdentity) = try makeDirectory(for: target)
+        }
         // Checked once per change: the recorder may have just done it under the same lock.
         let checked = known.checkedCurrent && directoryIdentity == known.directoryIdentity
         known.checkedCurrent = false
