@@ -13,6 +13,11 @@ extension EditSession {
     /// How often the file is looked at (its identity, by `stat`) while no key comes.
     static let pollMilliseconds: Int32 = 200
 
+    /// For tests only: with this variable set to `1`, the full screen traps (a failed
+    /// precondition, in the editor's own code) on the first key pressed, so a test sees the
+    /// terminal put back after a crash that no outside signal caused. Not for users.
+    static let testCrashVariable = "SETTINGS_EDIT_TEST_CRASH"
+
     /// The full screen: raw keys, the alternate screen, only changed lines drawn again; the
     /// terminal put back on every way out (``Terminal``).
     mutating func fullScreen(color: Bool) throws(CLIError) {
@@ -24,6 +29,7 @@ extension EditSession {
         }
         var frame = EditFrame(color: color)
         (screen.rows, screen.columns) = Terminal.size()
+        let crashes = SettingsLocations.processEnvironment(Self.testCrashVariable) == "1"
         while true {
             let resized = Terminal.resized.exchange(false, ordering: .sequentiallyConsistent)
             if Terminal.continued.exchange(false, ordering: .sequentiallyConsistent) || resized {
@@ -31,9 +37,11 @@ extension EditSession {
                 frame.invalidate()
             }
             let lines = screen.lines()
-            screen.top = EditScreen.scrolled(top: screen.top, cursor: screen.cursor, height: screen.bodyHeight, count: screen.visibleRows.count)
+            screen.top = screen.scrolledTop
             Terminal.show(frame.draw(lines))
             let keys = Terminal.keys(waitingAtMost: Self.pollMilliseconds)
+            // Test-only: the editor's own code traps while the screen is up (see testCrashVariable).
+            precondition(!crashes || keys.isEmpty, "\(Self.testCrashVariable)=1: the editor traps on a key, as its tests ask")
             for key in keys {
                 if let action = screen.handle(key), !perform(action) { return }
             }
@@ -48,7 +56,7 @@ extension EditSession {
         listFields()
         while true {
             reloadIfChanged()
-            guard let line = Self.readLine("> ") else { return }
+            guard let line = readLineAnnouncingChanges("> ") else { return }
             let words = line.split(separator: " ").map(String.init)
             switch words.first {
             case nil: continue
@@ -114,6 +122,46 @@ extension EditSession {
             case .success(let value): report(.set(field: index, value: value, expected: state.userValue))
             case .failure(let reason): Console.print("not changed: \(reason.message)")
             }
+        }
+    }
+
+    /// A line typed at the prompt; while none comes, the file is looked at as often as the full
+    /// screen looks at it, and a change made elsewhere is told at once, a line per key
+    /// ("changed elsewhere: KEY = VALUE"), with the prompt again under it. `nil` at the end of
+    /// input.
+    private mutating func readLineAnnouncingChanges(_ prompt: String) -> String? {
+        Console.write(Array(prompt.utf8))
+        var line: [UInt8] = []
+        while true {
+            var descriptor = pollfd(fd: 0, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&descriptor, 1, Self.pollMilliseconds)
+            if ready == 1 {
+                var byte: UInt8 = 0
+                let count = read(0, &byte, 1)
+                if count == 1 {
+                    if byte == UInt8(ascii: "\n") { return String(decoding: line, as: UTF8.self) }
+                    line.append(byte)
+                    continue
+                }
+                if count < 0 && (errno == EINTR || errno == EAGAIN) { continue }
+                return line.isEmpty ? nil : String(decoding: line, as: UTF8.self)
+            }
+            if ready < 0 && errno != EINTR { return nil }
+            let before = screen.layout.fields.map(\.path)
+            let old = screen.states
+            reloadIfChanged()
+            let changed = screen.layout.fields.indices.filter { index in
+                guard let was = before.firstIndex(of: screen.layout.fields[index].path) else { return true }
+                return old[was].value != screen.states[index].value || old[was].layer != screen.states[index].layer
+            }
+            guard !changed.isEmpty else { continue }
+            Console.print("")
+            for index in changed {
+                let field = screen.layout.fields[index]
+                let shown = screen.states[index].value.map { field.isSecret ? "••••••••" : Render.oneLine($0) } ?? "(not set)"
+                Console.print("changed elsewhere: \(field.keyPath) = \(shown)".escapingControlCharacters)
+            }
+            Console.write(Array(prompt.utf8) + line)
         }
     }
 
