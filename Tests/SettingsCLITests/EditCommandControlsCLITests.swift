@@ -20,6 +20,19 @@ struct EditCommandControlsCLITests {
         EditCommandCLITests.line(label, in: screen)
     }
 
+    /// A domain the tool wrote `writes` to (each `KEY [-TYPE] VALUE`), and the editor opened on
+    /// it (with `environment`) once the screen shows `text`.
+    static func editor(after writes: [[String]], environment: [String: String] = [:], showing text: String) throws -> (Domain, TmuxSession) {
+        let domain = try Domain()
+        for write in writes {
+            let out = try CLI.run(["write", "App"] + write, environment: domain.environment)
+            #expect(out.status == 0, "\(out.output)")
+        }
+        let tmux = try TmuxSession(domain.editCommand(environment, arguments: ["App"]))
+        try tmux.waitFor(text)
+        return (domain, tmux)
+    }
+
     /// The generations the history keeps, one line each.
     static func history(_ domain: Domain) throws -> [String] {
         try domain.run("history", "App").stdout.split(separator: "\n").map(String.init)
@@ -87,10 +100,7 @@ struct EditCommandControlsCLITests {
 
     @Test(.enabled(if: hasTmux, "tmux is not installed"))
     func aDateIsPickedFieldByFieldOrTypedAsISOText() throws {
-        let domain = try Domain()
-        #expect(try domain.run("write", "App", "updated", "-date", "2024-05-17T09:30:00Z").status == 0)
-        let tmux = try TmuxSession(domain.editCommand(arguments: ["App"]))
-        try tmux.waitFor("2024-05-17T09:30:00Z")
+        let (domain, tmux) = try Self.editor(after: [["updated", "-date", "2024-05-17T09:30:00Z"]], showing: "2024-05-17T09:30:00Z")
         try tmux.press("Enter")
         try tmux.waitFor(" updated: [2024]-05-17 09:30:00 UTC")
         // Right to the month, Up: June; right to the day, typed 02; Down on the hour: 08.
@@ -155,27 +165,21 @@ struct EditCommandControlsCLITests {
 
     @Test(.enabled(if: hasTmux, "tmux is not installed"))
     func theHistoryPaneShowsEachChangedKeysOldAndNewValueWithSecretsMasked() throws {
-        let domain = try Domain()
-        for (key, value) in [("theme", "light"), ("theme", "dark"), ("apiToken", "first-s3cret"), ("apiToken", "second-s3cret")] {
-            #expect(try domain.run("write", "App", key, value).status == 0)
-        }
-        let tmux = try TmuxSession(domain.editCommand(arguments: ["App"]))
-        try tmux.waitFor("theme")
+        let writes = [["theme", "light"], ["theme", "dark"], ["apiToken", "first-s3cret"], ["apiToken", "second-s3cret"]]
+        let (domain, tmux) = try Self.editor(after: writes, showing: "theme")
         try tmux.press("H")
         let screen = try tmux.waitFor("theme: light → dark")
         #expect(screen.contains("apiToken: •••••••• → ••••••••"), "\(screen)")
         #expect(screen.contains("theme: (not set) → light"), "\(screen)")
         #expect(!screen.contains("s3cret"), "\(screen)")
+        #expect(try domain.contents()["theme"] == "dark")  // (and the domain's directory is kept until here)
     }
 
     /// The history pane's restore is a change made on the screen: origin `tool`, as every other
     /// (`settings restore` keeps its own origin, `restore`).
     @Test(.enabled(if: hasTmux, "tmux is not installed"))
     func aRestoreFromTheHistoryPaneIsRecordedAsTheTools() throws {
-        let domain = try Domain()
-        for value in ["light", "dark"] { #expect(try domain.run("write", "App", "theme", value).status == 0) }
-        let tmux = try TmuxSession(domain.editCommand(arguments: ["App"]))
-        try tmux.waitFor("theme")
+        let (domain, tmux) = try Self.editor(after: [["theme", "light"], ["theme", "dark"]], showing: "theme")
         try tmux.press("H")
         try tmux.waitFor("theme: light → dark")
         try tmux.press("j", "Enter")
@@ -192,11 +196,8 @@ struct EditCommandControlsCLITests {
 
     @Test(.enabled(if: hasTmux, "tmux is not installed"))
     func aCrashOfTheEditorsOwnCodePutsTheTerminalBack() throws {
-        let domain = try Domain()
-        #expect(try domain.run("write", "App", "theme", "light").status == 0)
+        let (domain, tmux) = try Self.editor(after: [["theme", "light"]], environment: ["SETTINGS_EDIT_TEST_CRASH": "1"], showing: "theme")
         let before = try Data(contentsOf: URL(filePath: domain.file))
-        let tmux = try TmuxSession(domain.editCommand(["SETTINGS_EDIT_TEST_CRASH": "1"], arguments: ["App"]))
-        try tmux.waitFor("theme")
         #expect(try tmux.isOnAlternateScreen())
         #expect(try tmux.tmux(["display-message", "-p", "-t", "edit", "#{cursor_flag}"]).hasPrefix("0"))
         try tmux.press("j")  // the editor's own code traps on this key
@@ -211,10 +212,7 @@ struct EditCommandControlsCLITests {
 
     @Test(.enabled(if: hasTmux, "tmux is not installed"))
     func thePromptTellsAChangeMadeElsewhereWithoutAKeyPressed() throws {
-        let domain = try Domain()
-        #expect(try domain.run("write", "App", "theme", "light").status == 0)
-        let tmux = try TmuxSession(domain.editCommand(["TERM": "dumb"], arguments: ["App"]))
-        try tmux.waitFor("1. theme: light (user")
+        let (domain, tmux) = try Self.editor(after: [["theme", "light"]], environment: ["TERM": "dumb"], showing: "1. theme: light (user")
         #expect(try domain.run("write", "App", "theme", "dark").status == 0)
         try tmux.waitFor("changed elsewhere: theme = dark")
         #expect(try domain.run("write", "App", "apiToken", "hunter2").status == 0)
@@ -227,12 +225,9 @@ struct EditCommandControlsCLITests {
 
     @Test(.enabled(if: hasTmux, "tmux is not installed"))
     func wideCharactersTakeTwoColumnsSoNoLineWraps() throws {
-        let domain = try Domain()
         let cjk = String(repeating: "設定", count: 30), emoji = String(repeating: "🎉", count: 40)
-        #expect(try domain.run("write", "App", "cjk", cjk).status == 0)
-        #expect(try domain.run("write", "App", "emoji", emoji).status == 0)
-        let tmux = try TmuxSession(domain.editCommand(arguments: ["App"]))
-        let screen = try tmux.waitFor("cjk")
+        let (domain, tmux) = try Self.editor(after: [["cjk", cjk], ["emoji", emoji]], showing: "emoji")
+        let screen = try tmux.screen()
         // Each row ends with its layer: the value was cut to its column, not wrapped.
         for key in ["cjk", "emoji"] {
             let line = Self.line(key, in: screen)
@@ -240,5 +235,6 @@ struct EditCommandControlsCLITests {
         }
         let rows = screen.split(separator: "\n", omittingEmptySubsequences: false)
         #expect(rows.count >= 24 && rows[23].contains("q quit"), "\(screen)")
+        #expect(try domain.contents()["cjk"] == .string(cjk))
     }
 }
