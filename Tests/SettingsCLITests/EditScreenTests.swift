@@ -203,6 +203,23 @@ struct EditScreenTests {
         #expect(reason.message == "day 32 is not 1…31 in 2025-01")
     }
 
+    @Test func aDateBeingPickedFollowsItsKeyWhenAKeyComesBeforeIt() throws {
+        let date = PlistValue.date(try #require(ISO8601DateFormatter().date(from: "2024-05-17T09:30:00Z")))
+        func states(_ contents: PlistDictionary) -> (EditLayout, [EditState]) {
+            let layout = EditLayout.build(schema: nil, panes: nil, contents: contents)
+            return (layout, EditState.states(of: layout, contents: contents, system: PlistSystemLayers()))
+        }
+        let (layout, before) = states(["when": date])
+        var screen = EditScreen(name: "App", layout: layout, states: before)
+        _ = screen.handle(.enter)
+        _ = screen.handle(.up)
+        let (grown, after) = states(["added": 1, "when": date])
+        screen.update(layout: grown, states: after)
+        guard case .picking(1, let picked, date) = screen.mode else { Issue.record("not picking the date: \(screen.mode)"); return }
+        #expect(picked.shown == "[2025]-05-17 09:30:00")
+        #expect(screen.handle(.enter) == .set(field: 1, value: .date(try #require(ISO8601DateFormatter().date(from: "2025-05-17T09:30:00Z"))), expected: date))
+    }
+
     @Test func wideCharactersTakeTwoColumnsAndCombiningMarksNone() {
         #expect("設定".terminalColumns == 4)
         #expect("🎉a".terminalColumns == 3)

@@ -168,17 +168,32 @@ struct EditScreen {
     /// New states (the file changed, here or elsewhere); an edit in progress whose key changed
     /// elsewhere is told so, and is not written over without the user seeing it.
     mutating func update(layout newLayout: EditLayout, states newStates: [EditState]) {
-        if case .editing(let field, let buffer, let expected) = mode {
+        // The same key in the new layout (keys may have come or gone before it).
+        func moved(_ field: Int) -> Int? {
             let path = layout.fields[field].path
-            if let index = newLayout.fields.firstIndex(where: { $0.path == path }) {
+            return newLayout.fields.firstIndex { $0.path == path }
+        }
+        if let field = problemField {
+            problemField = moved(field)
+            if problemField == nil { problemReason = nil }
+        }
+        switch mode {
+        case .editing(let field, let buffer, let expected):
+            if let index = moved(field) {
                 if newStates[index].userValue != expected {
-                    message = "\(layout.fields[field].title) changed elsewhere to \(shownValue(index, in: newLayout, newStates[index].userValue)): Enter writes yours, Esc keeps it"
-                    problemField = index
+                    refuse(index, "\(layout.fields[field].title) changed elsewhere to \(shownValue(index, in: newLayout, newStates[index].userValue)): Enter writes yours, Esc keeps it")
                 }
                 mode = .editing(field: index, buffer: buffer, expected: newStates[index].userValue)
             } else {
                 mode = .browse
+                elementEdit = nil
             }
+        case .choosing(let field, let selected):
+            mode = moved(field).map { .choosing(field: $0, selected: selected) } ?? .browse
+        case .picking(let field, let date, let expected):
+            // `expected` stays: applying the date then finds the change and says so.
+            mode = moved(field).map { .picking(field: $0, date: date, expected: expected) } ?? .browse
+        default: break
         }
         if newLayout != layout {
             if pages.contains(where: { $0 >= newLayout.pages.count }) { pages = [0] }
