@@ -244,6 +244,27 @@ struct EditScreenTests {
         #expect(cache.dictionary(at: file, read) == ["a": 22])
         #expect(cache.reads == 2)
         #expect(cache.dictionary(at: dir.path("missing.plist"), read) == nil)
+        // Through a link, the file it leads to is read each time (the link's identity stays).
+        let link = dir.path("link.plist")
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: file)
+        #expect(cache.dictionary(at: link, read) == ["a": 22])
+        _ = try dir.writePlist("defaults.plist", "<dict><key>a</key><integer>333</integer></dict>")
+        #expect(cache.dictionary(at: link, read) == ["a": 333])
+    }
+
+    @Test func onlyTheRowsOnScreenAreDrawnAndTheCursorStaysOnIt() throws {
+        var contents = PlistDictionary()
+        for i in 0..<100 { contents["key\(i)"] = .integer(PlistInteger(Int64(i))) }
+        let layout = EditLayout.build(schema: nil, panes: nil, contents: contents)
+        var screen = EditScreen(name: "App", layout: layout, states: EditState.states(of: layout, contents: contents, system: PlistSystemLayers()))
+        _ = screen.handle(.end)
+        screen.top = screen.scrolledTop
+        let lines = screen.lines().map(\.text)
+        #expect(lines.count == 24)
+        #expect(lines[2 + screen.bodyHeight - 1].hasPrefix("> key99 "), "\(lines)")
+        #expect(lines[2].hasPrefix("  key81 "), "\(lines)")
+        _ = screen.handle(.home)
+        #expect(screen.lines().map(\.text)[2].hasPrefix("> key0 "))
     }
 
     @Test func keysAreDecodedFromATerminalsBytes() {

@@ -252,7 +252,7 @@ extension EditScreen {
         var lines: [EditLine] = []
         let locked = refusal(page.field) != nil
         for (i, entry) in entries.enumerated() {
-            let value: String = field.isSecret ? "••••••••" : Self.elementText(entry.value)
+            let value: String = field.isSecret ? Self.masked : Self.elementText(entry.value)
             let text = (i == cursor ? "> " : "  ") + Self.fit(entry.step.label.escapingControlCharacters, labelWidth) + " "
                 + Self.fit(value, valueWidth) + " " + Self.fit(entry.value.typeName, typeWidth)
             let style: EditLine.Style = locked ? (i == cursor ? .selectedDim : .dim) : (i == cursor ? .selected : .normal)

@@ -446,12 +446,15 @@ struct EditScreen {
     /// Lines for keys and values: the screen less the title, rules, detail and status lines.
     var bodyHeight: Int { max(1, rows - 5) }
 
+    /// How a secret that is set is shown, wherever the editor shows values.
+    static let masked = "••••••••"
+
     /// A field's value as shown: a secret never, only whether it is set.
     func shownValue(_ index: Int, in layout: EditLayout? = nil, _ value: PlistValue??) -> String {
         let field = (layout ?? self.layout).fields[index]
         let value = value ?? states[index].value
         guard let value else { return "(not set)" }
-        if field.isSecret { return "••••••••" }
+        if field.isSecret { return Self.masked }
         switch (field.control, value) {
         case (.toggle(let on, let off), _):
             if value == on { return "[x] on" }
@@ -540,10 +543,13 @@ struct EditScreen {
         case .browse, .editing, .searching, .picking:
             if let page = containers.last {
                 body = containerLines(page)
+                top = scrolledTop
             } else {
+                // Only the rows on screen are drawn (a 1,000-key page draws its first lines).
                 let rows = visibleRows
                 if rows.isEmpty { body.append(EditLine(text: isFiltering ? "  no key matches" : "  no keys")) }
-                for (i, row) in rows.enumerated() {
+                let first = scrolledTop
+                for (i, row) in zip(rows.indices, rows).dropFirst(first).prefix(bodyHeight) {
                     switch row {
                     case .group(let title): body.append(EditLine(text: title.isEmpty ? "" : "── \(title) ──", style: .heading))
                     case .pane(let title, _): body.append(EditLine(text: (i == cursor ? "> " : "  ") + title + "  ›", style: i == cursor ? .selected : .normal))
@@ -552,8 +558,8 @@ struct EditScreen {
                         if i == cursor, let reason = problemLine(index) { body.append(reason) }
                     }
                 }
+                top = 0
             }
-            top = scrolledTop
         }
         var out: [EditLine] = []
         var title = " settings edit \(name)"

@@ -148,16 +148,20 @@ struct EditSession {
     }
 
     /// Reads the file again when its identity changed (a write here or elsewhere).
-    mutating func reloadIfChanged(force: Bool = false) {
+    ///
+    /// - Returns: whether it was read again.
+    @discardableResult
+    mutating func reloadIfChanged(force: Bool = false) -> Bool {
         let now = try? PlistFile.identity(of: target)
-        guard force || now != identity else { return }
+        guard force || now != identity else { return false }
+        defer { if case .history = screen.mode { loadHistory() } }
         do {
             let (layout, states) = try load()
             screen.update(layout: layout, states: states)
-            if case .history = screen.mode { loadHistory() }
         } catch {
             screen.message = error.message
         }
+        return true
     }
 
     /// The history pane's generations, newest first, each changed key with its value before
@@ -175,7 +179,7 @@ struct EditSession {
                 let secret = secretFields.contains(path) || marks.isSecret(path)
                 func shown(_ value: PlistValue?) -> String {
                     guard let value else { return "(not set)" }
-                    return secret ? "••••••••" : Render.oneLine(marks.shown(value, at: [path])).escapingControlCharacters
+                    return secret ? EditScreen.masked : Render.oneLine(marks.shown(value, at: [path])).escapingControlCharacters
                 }
                 // Before the first generation there was nothing; before one whose predecessor
                 // is no longer kept, the value is not known.
@@ -266,7 +270,8 @@ struct EditSession {
 }
 
 /// Files read again only when they change: each kept with its identity (device, inode, size,
-/// modification time), and read again when ``PlistFile/identity(of:)`` differs.
+/// modification time), and read again when ``PlistFile/identity(of:)`` differs (a symbolic link
+/// is read each time).
 struct EditFileCache {
     private var kept: [String: (identity: PlistFile.Identity, contents: PlistDictionary)] = [:]
     /// How many times a file was read (not taken from the cache).
@@ -279,7 +284,9 @@ struct EditFileCache {
             kept[file] = nil
             return nil
         }
-        if let entry = kept[file], entry.identity == identity { return entry.contents }
+        // A link's own identity does not change with the file it leads to: read through it each time.
+        let isLink = identity.mode & UInt32(S_IFMT) == UInt32(S_IFLNK)
+        if !isLink, let entry = kept[file], entry.identity == identity { return entry.contents }
         reads += 1
         guard let contents = try? read(file) else {
             kept[file] = nil

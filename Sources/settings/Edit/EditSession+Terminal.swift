@@ -147,22 +147,32 @@ extension EditSession {
                 return line.isEmpty ? nil : String(decoding: line, as: UTF8.self)
             }
             if ready < 0 && errno != EINTR { return nil }
-            let before = screen.layout.fields.map(\.path)
-            let old = screen.states
-            reloadIfChanged()
-            let changed = screen.layout.fields.indices.filter { index in
-                guard let was = before.firstIndex(of: screen.layout.fields[index].path) else { return true }
-                return old[was].value != screen.states[index].value || old[was].layer != screen.states[index].layer
-            }
-            guard !changed.isEmpty else { continue }
+            let (fields, states) = (screen.layout.fields, screen.states)
+            guard reloadIfChanged() else { continue }
+            let told = Self.changes(from: fields, states, to: screen.layout.fields, screen.states)
+            guard !told.isEmpty else { continue }
             Console.print("")
-            for index in changed {
-                let field = screen.layout.fields[index]
-                let shown = screen.states[index].value.map { field.isSecret ? "••••••••" : Render.oneLine($0) } ?? "(not set)"
-                Console.print("changed elsewhere: \(field.keyPath) = \(shown)".escapingControlCharacters)
-            }
+            for text in told { Console.print(text.escapingControlCharacters) }
             Console.write(Array(prompt.utf8) + line)
         }
+    }
+
+    /// A line per key whose value or layer differs between two readings of the file
+    /// ("changed elsewhere: KEY = VALUE"; a secret masked; a key gone `(not set)`).
+    static func changes(from oldFields: [EditField], _ oldStates: [EditState], to newFields: [EditField], _ newStates: [EditState]) -> [String] {
+        var old: [[String]: EditState] = [:]
+        for (field, state) in zip(oldFields, oldStates) { old[field.path] = state }
+        var lines: [String] = []
+        for (field, state) in zip(newFields, newStates) {
+            let was = old.removeValue(forKey: field.path)
+            guard was?.value != state.value || was?.layer != state.layer else { continue }
+            let shown = state.value.map { field.isSecret ? EditScreen.masked : Render.oneLine($0) } ?? "(not set)"
+            lines.append("changed elsewhere: \(field.keyPath) = \(shown)")
+        }
+        for field in oldFields where old[field.path] != nil {
+            lines.append("changed elsewhere: \(field.keyPath) = (not set)")
+        }
+        return lines
     }
 
     /// Performs `action` and prints its outcome.

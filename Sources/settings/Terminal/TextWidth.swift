@@ -7,6 +7,7 @@ extension Character {
         let scalars = unicodeScalars
         guard let first = scalars.first else { return 0 }
         if first.isASCII { return first.value < 0x20 || first.value == 0x7F ? 0 : 1 }
+        if first.value < 0x300 && scalars.count == 1 { return first.value < 0xA0 ? 0 : 1 }  // Latin-1 and Latin Extended
         if first.properties.isEmojiPresentation || scalars.contains("\u{FE0F}") || Self.isWide(first.value) { return 2 }
         switch first.properties.generalCategory {
         case .nonspacingMark, .enclosingMark, .format, .control: return 0
