@@ -163,6 +163,110 @@ struct EditScreenTests {
         #expect(moved.components(separatedBy: "\u{1B}[").filter { $0.hasSuffix("H") || $0.contains(";1H") }.count == 3, "\(moved)")
     }
 
+    @Test func aValueInsideAListOrDictionaryIsReplacedAndRemovedByItsPath() {
+        let value: PlistValue = ["a", ["host": "h", "ports": [1, 2]]]
+        #expect(EditScreen.value(value, at: [.index(1), .key("ports"), .index(1)]) == 2)
+        #expect(EditScreen.replacing(in: value, at: [.index(1), .key("ports"), .index(0)], with: 8) == ["a", ["host": "h", "ports": [8, 2]]])
+        #expect(EditScreen.replacing(in: value, at: [.index(1), .key("host")], with: nil) == ["a", ["ports": [1, 2]]])
+        #expect(EditScreen.replacing(in: value, at: [.index(5)], with: 1) == nil)
+        #expect(EditScreen.replacing(in: value, at: [], with: "whole") == "whole")
+    }
+
+    @Test func aListPageAddsDeletesAndMovesElementsAsChangesOfTheWholeKey() throws {
+        let contents: PlistDictionary = ["list": ["a", "b"]]
+        let layout = EditLayout.build(schema: nil, panes: nil, contents: contents)
+        var screen = EditScreen(name: "App", layout: layout, states: EditState.states(of: layout, contents: contents, system: PlistSystemLayers()))
+        #expect(screen.handle(.enter) == nil)
+        #expect(screen.containers.count == 1)
+        #expect(screen.lines()[0].text.hasPrefix(" settings edit App › list "))
+        #expect(screen.handle(.character("J")) == .set(field: 0, value: ["b", "a"], expected: ["a", "b"]))
+        #expect(screen.cursor == 1)
+        #expect(screen.handle(.character("d")) == .set(field: 0, value: ["a"], expected: ["a", "b"]))
+        _ = screen.handle(.character("a"))
+        for c in "42" { _ = screen.handle(.character(c)) }
+        #expect(screen.handle(.enter) == .set(field: 0, value: ["a", "b", 42], expected: ["a", "b"]))
+        _ = screen.handle(.escape)
+        _ = screen.handle(.escape)
+        #expect(screen.containers.isEmpty)
+    }
+
+    @Test func aDateIsPickedByFieldsThatRollOverAndAreCheckedWhenApplied() throws {
+        var date = EditDate(.date(try #require(ISO8601DateFormatter().date(from: "2024-12-31T23:59:59Z"))))
+        #expect(date.shown == "[2024]-12-31 23:59:59")
+        date.select(5)
+        date.step(by: 1)
+        #expect(date.shown == "2025-01-01 00:00:[00]")
+        date.select(2)
+        for c in "32" { date.type(c) }
+        #expect(date.selected == 3)
+        guard case .failure(let reason) = date.date else { Issue.record("day 32 taken"); return }
+        #expect(reason.message == "day 32 is not 1…31 in 2025-01")
+    }
+
+    @Test func aDateBeingPickedFollowsItsKeyWhenAKeyComesBeforeIt() throws {
+        let date = PlistValue.date(try #require(ISO8601DateFormatter().date(from: "2024-05-17T09:30:00Z")))
+        func states(_ contents: PlistDictionary) -> (EditLayout, [EditState]) {
+            let layout = EditLayout.build(schema: nil, panes: nil, contents: contents)
+            return (layout, EditState.states(of: layout, contents: contents, system: PlistSystemLayers()))
+        }
+        let (layout, before) = states(["when": date])
+        var screen = EditScreen(name: "App", layout: layout, states: before)
+        _ = screen.handle(.enter)
+        _ = screen.handle(.up)
+        let (grown, after) = states(["added": 1, "when": date])
+        screen.update(layout: grown, states: after)
+        guard case .picking(1, let picked, date) = screen.mode else { Issue.record("not picking the date: \(screen.mode)"); return }
+        #expect(picked.shown == "[2025]-05-17 09:30:00")
+        #expect(screen.handle(.enter) == .set(field: 1, value: .date(try #require(ISO8601DateFormatter().date(from: "2025-05-17T09:30:00Z"))), expected: date))
+    }
+
+    @Test func wideCharactersTakeTwoColumnsAndCombiningMarksNone() {
+        #expect("設定".terminalColumns == 4)
+        #expect("🎉a".terminalColumns == 3)
+        #expect("e\u{301}".terminalColumns == 1)
+        #expect("\u{301}".terminalColumns == 0)
+        #expect(EditScreen.fit("設定設定", 6) == "設定… ")
+        #expect(EditScreen.fit("設定", 6) == "設定  ")
+        #expect(EditScreen.fit("🎉🎉🎉", 5).terminalColumns == 5)
+    }
+
+    @Test func aLayerFileIsReadAgainOnlyWhenItsIdentityChanges() throws {
+        let dir = try TemporaryDirectory()
+        let file = try dir.writePlist("defaults.plist", "<dict><key>a</key><integer>1</integer></dict>").path
+        var cache = EditFileCache()
+        func read(_ path: String) throws(CLIError) -> PlistDictionary {
+            do { return try PlistValue(contentsOf: URL(filePath: path)).dictionaryValue ?? [:] } catch { throw .failure("\(error)") }
+        }
+        #expect(cache.dictionary(at: file, read) == ["a": 1])
+        #expect(cache.dictionary(at: file, read) == ["a": 1])
+        #expect(cache.reads == 1)
+        _ = try dir.writePlist("defaults.plist", "<dict><key>a</key><integer>22</integer></dict>")
+        #expect(cache.dictionary(at: file, read) == ["a": 22])
+        #expect(cache.reads == 2)
+        #expect(cache.dictionary(at: dir.path("missing.plist"), read) == nil)
+        // Through a link, the file it leads to is read each time (the link's identity stays).
+        let link = dir.path("link.plist")
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: file)
+        #expect(cache.dictionary(at: link, read) == ["a": 22])
+        _ = try dir.writePlist("defaults.plist", "<dict><key>a</key><integer>333</integer></dict>")
+        #expect(cache.dictionary(at: link, read) == ["a": 333])
+    }
+
+    @Test func onlyTheRowsOnScreenAreDrawnAndTheCursorStaysOnIt() throws {
+        var contents = PlistDictionary()
+        for i in 0..<100 { contents["key\(i)"] = .integer(PlistInteger(Int64(i))) }
+        let layout = EditLayout.build(schema: nil, panes: nil, contents: contents)
+        var screen = EditScreen(name: "App", layout: layout, states: EditState.states(of: layout, contents: contents, system: PlistSystemLayers()))
+        _ = screen.handle(.end)
+        screen.top = screen.scrolledTop
+        let lines = screen.lines().map(\.text)
+        #expect(lines.count == 24)
+        #expect(lines[2 + screen.bodyHeight - 1].hasPrefix("> key99 "), "\(lines)")
+        #expect(lines[2].hasPrefix("  key81 "), "\(lines)")
+        _ = screen.handle(.home)
+        #expect(screen.lines().map(\.text)[2].hasPrefix("> key0 "))
+    }
+
     @Test func keysAreDecodedFromATerminalsBytes() {
         #expect(Key.decode(Array("\u{1B}[A\u{1B}[B\u{1B}OC\u{1B}[5~\u{1B}".utf8)) == [.up, .down, .right, .pageUp, .escape])
         #expect(Key.decode(Array("jé\r\u{7F}\u{15}".utf8)) == [.character("j"), .character("é"), .enter, .backspace, .ctrl("u")])

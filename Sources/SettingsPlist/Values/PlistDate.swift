@@ -2,7 +2,7 @@
 /// Gregorian calendar, UTC. Pure integer code: no `Calendar`, no locale, no time zone database.
 package enum PlistDate {
     /// Days from 1970-01-01 to 2001-01-01.
-    static let referenceDay: Int64 = 11_323
+    package static let referenceDay: Int64 = 11_323
 
     /// Days since 1970-01-01 for a civil date (Howard Hinnant's algorithm). Months outside
     /// 1...12 and days outside the month roll over instead of failing, as CoreFoundation's do.
@@ -19,7 +19,7 @@ package enum PlistDate {
     }
 
     /// The civil date for a count of days since 1970-01-01.
-    static func civil(days z0: Int64) -> (year: Int64, month: Int64, day: Int64) {
+    package static func civil(days z0: Int64) -> (year: Int64, month: Int64, day: Int64) {
         let z = z0 + 719_468
         let era = (z >= 0 ? z : z - 146_096) / 146_097
         let doe = z - era * 146_097
@@ -136,7 +136,7 @@ package enum PlistDate {
         return String(s)
     }
 
-    static func pad(_ v: Int64, _ width: Int) -> String {
+    package static func pad(_ v: Int64, _ width: Int) -> String {
         let s = String(v)
         return s.utf8.count >= width ? s : String(repeating: "0", count: width - s.utf8.count) + s
     }

@@ -65,6 +65,8 @@ struct EditScreen {
         case browse
         case editing(field: Int, buffer: String, expected: PlistValue?)
         case choosing(field: Int, selected: Int)
+        /// A date edited by its fields (``EditDate``).
+        case picking(field: Int, date: EditDate, expected: PlistValue?)
         case searching
         case help
         case history(selected: Int)
@@ -85,10 +87,17 @@ struct EditScreen {
     var changedOnly = false
     /// The line under the keys: a result or a reason.
     var message: String?
-    /// The field whose last change was refused (its reason is ``message``).
+    /// The field whose last change was refused, and why: the reason is drawn on the line under
+    /// it until the field is edited again or the cursor moves.
     var problemField: Int?
-    /// Generations for the history pane, newest first: number and one line.
-    var history: [(number: Int, text: String)] = []
+    var problemReason: String?
+    /// Generations for the history pane, newest first: number, who and when, and each changed
+    /// key's old → new value.
+    var history: [(number: Int, text: String, changes: [String])] = []
+    /// The arrays and dictionaries opened as pages, the outermost first (``EditContainerPage``).
+    var containers: [EditContainerPage] = []
+    /// What an edit in progress changes inside an opened array or dictionary, if it is one.
+    var elementEdit: EditElementEdit?
 
     init(name: String, layout: EditLayout, states: [EditState]) {
         self.name = name
@@ -159,24 +168,54 @@ struct EditScreen {
     /// New states (the file changed, here or elsewhere); an edit in progress whose key changed
     /// elsewhere is told so, and is not written over without the user seeing it.
     mutating func update(layout newLayout: EditLayout, states newStates: [EditState]) {
-        if case .editing(let field, let buffer, let expected) = mode {
+        // The same key in the new layout (keys may have come or gone before it).
+        func moved(_ field: Int) -> Int? {
             let path = layout.fields[field].path
-            if let index = newLayout.fields.firstIndex(where: { $0.path == path }) {
+            return newLayout.fields.firstIndex { $0.path == path }
+        }
+        if let field = problemField {
+            problemField = moved(field)
+            if problemField == nil { problemReason = nil }
+        }
+        switch mode {
+        case .editing(let field, let buffer, let expected):
+            if let index = moved(field) {
                 if newStates[index].userValue != expected {
-                    message = "\(layout.fields[field].title) changed elsewhere to \(shownValue(index, in: newLayout, newStates[index].userValue)): Enter writes yours, Esc keeps it"
-                    problemField = index
+                    refuse(index, "\(layout.fields[field].title) changed elsewhere to \(shownValue(index, in: newLayout, newStates[index].userValue)): Enter writes yours, Esc keeps it")
                 }
                 mode = .editing(field: index, buffer: buffer, expected: newStates[index].userValue)
             } else {
                 mode = .browse
+                elementEdit = nil
             }
+        case .choosing(let field, let selected):
+            mode = moved(field).map { .choosing(field: $0, selected: selected) } ?? .browse
+        case .picking(let field, let date, let expected):
+            // `expected` stays: applying the date then finds the change and says so.
+            mode = moved(field).map { .picking(field: $0, date: date, expected: expected) } ?? .browse
+        default: break
         }
         if newLayout != layout {
             if pages.contains(where: { $0 >= newLayout.pages.count }) { pages = [0] }
         }
+        let paths = containers.map { layout.fields[$0.field].path }
         layout = newLayout
         states = newStates
-        settle()
+        reopenContainers(byPath: paths)
+        if containers.isEmpty { settle() }
+    }
+
+    /// Records why a change of `field` was refused: on the status line and under the field.
+    mutating func refuse(_ field: Int, _ reason: String) {
+        message = reason
+        problemField = field
+        problemReason = reason
+    }
+
+    /// Forgets a refusal (the field is edited again, or the cursor moved).
+    mutating func clearProblem() {
+        problemField = nil
+        problemReason = nil
     }
 
     // MARK: Keys
@@ -184,9 +223,10 @@ struct EditScreen {
     /// What `key` does; an action for the command to carry out, if any.
     mutating func handle(_ key: Key) -> EditAction? {
         switch mode {
-        case .browse: return browse(key)
+        case .browse: return containers.isEmpty ? browse(key) : containerBrowse(key)
         case .editing(let field, let buffer, let expected): return editing(key, field: field, buffer: buffer, expected: expected)
         case .choosing(let field, let selected): return choosing(key, field: field, selected: selected)
+        case .picking(let field, let date, let expected): return picking(key, field: field, date: date, expected: expected)
         case .searching:
             switch key {
             case .enter: mode = .browse
@@ -216,8 +256,14 @@ struct EditScreen {
         }
     }
 
-    private mutating func browse(_ key: Key) -> EditAction? {
+    mutating func browse(_ key: Key) -> EditAction? {
         let page = max(1, bodyHeight - 1)
+        switch key {
+        case .up, .character("k"), .down, .character("j"), .tab, .pageUp, .pageDown, .home, .character("g"), .end, .character("G"),
+             .escape, .left, .character("h"), .backspace:
+            clearProblem()
+        default: break
+        }
         switch key {
         case .up, .character("k"): move(by: -1)
         case .down, .character("j"), .tab: move(by: 1)
@@ -243,7 +289,7 @@ struct EditScreen {
             settle()
         case .character("r"):
             guard let field = selectedField else { return nil }
-            if let refusal = refusal(field) { message = refusal; return nil }
+            if let refusal = refusal(field) { refuse(field, refusal); return nil }
             return .set(field: field, value: nil, expected: states[field].userValue)
         case .character("R"):
             let fields = visibleRows.compactMap { row -> Int? in
@@ -261,7 +307,7 @@ struct EditScreen {
     }
 
     /// Why a field cannot be changed, or `nil`.
-    private func refusal(_ field: Int) -> String? {
+    func refusal(_ field: Int) -> String? {
         if let file = states[field].lockedBy { return "\(layout.fields[field].title) is locked by \(file): it cannot be changed" }
         if layout.fields[field].control == .readOnly { return "\(layout.fields[field].title) is read-only" }
         return nil
@@ -279,14 +325,20 @@ struct EditScreen {
             settle()
             return nil
         case .field(let index):
-            if let refusal = refusal(index) { message = refusal; return nil }
+            clearProblem()
+            if let refusal = refusal(index) { refuse(index, refusal); return nil }
             let field = layout.fields[index], state = states[index]
             message = nil
+            elementEdit = nil
             switch field.control {
             case .toggle(let on, let off):
                 return .set(field: index, value: state.value == on ? off : on, expected: state.userValue)
             case .choice(let values, _):
                 mode = .choosing(field: index, selected: values.firstIndex { $0 == state.value } ?? 0)
+            case .list, .dictionary:
+                openContainer(field: index, path: [])
+            case .date:
+                mode = .picking(field: index, date: EditDate(state.value), expected: state.userValue)
             default:
                 let start = field.isSecret ? "" : state.value.map(Self.editText) ?? ""
                 mode = .editing(field: index, buffer: start, expected: state.userValue)
@@ -310,17 +362,18 @@ struct EditScreen {
         case .escape:
             mode = .browse
             message = "\(layout.fields[field].title): not changed"
-            problemField = nil
-        case .backspace: mode = .editing(field: field, buffer: String(buffer.dropLast()), expected: expected)
-        case .ctrl("u"): mode = .editing(field: field, buffer: "", expected: expected)
-        case .character(let c): mode = .editing(field: field, buffer: buffer + String(c), expected: expected)
+            elementEdit = nil
+            clearProblem()
+        case .backspace: mode = .editing(field: field, buffer: String(buffer.dropLast()), expected: expected); clearProblem()
+        case .ctrl("u"): mode = .editing(field: field, buffer: "", expected: expected); clearProblem()
+        case .character(let c): mode = .editing(field: field, buffer: buffer + String(c), expected: expected); clearProblem()
         case .enter:
-            switch Self.parse(buffer, for: layout.fields[field]) {
+            let parsed = elementEdit.map { elementValue(buffer, field: field, edit: $0) } ?? Self.parse(buffer, for: layout.fields[field])
+            switch parsed {
             case .success(let value):
                 return .set(field: field, value: value, expected: expected)
             case .failure(let reason):
-                message = reason.message
-                problemField = field
+                refuse(field, reason.message)
             }
         default: break
         }
@@ -393,12 +446,15 @@ struct EditScreen {
     /// Lines for keys and values: the screen less the title, rules, detail and status lines.
     var bodyHeight: Int { max(1, rows - 5) }
 
+    /// How a secret that is set is shown, wherever the editor shows values.
+    static let masked = "••••••••"
+
     /// A field's value as shown: a secret never, only whether it is set.
     func shownValue(_ index: Int, in layout: EditLayout? = nil, _ value: PlistValue??) -> String {
         let field = (layout ?? self.layout).fields[index]
         let value = value ?? states[index].value
         guard let value else { return "(not set)" }
-        if field.isSecret { return "••••••••" }
+        if field.isSecret { return Self.masked }
         switch (field.control, value) {
         case (.toggle(let on, let off), _):
             if value == on { return "[x] on" }
@@ -423,11 +479,20 @@ struct EditScreen {
         }
     }
 
-    /// `text` cut or padded to exactly `width` characters.
+    /// `text` cut or padded to exactly `width` terminal columns (``Swift/String/terminalColumns``:
+    /// a wide character takes two, a combining mark none), so a line never wraps.
     static func fit(_ text: String, _ width: Int) -> String {
         guard width > 0 else { return "" }
-        if text.count > width { return String(text.prefix(width - 1)) + "…" }
-        return text + String(repeating: " ", count: width - text.count)
+        let columns = text.terminalColumns
+        if columns <= width { return text + String(repeating: " ", count: width - columns) }
+        var cut = "", used = 0
+        for character in text {
+            let next = character.terminalColumns
+            if used + next > width - 1 { break }
+            cut.append(character)
+            used += next
+        }
+        return cut + "…" + String(repeating: " ", count: width - 1 - used)
     }
 
     /// The line of a key: its title, value, whether it differs from its default, and its layer.
@@ -457,10 +522,15 @@ struct EditScreen {
         case .history(let selected):
             body = [EditLine(text: "History (newest first): Enter restores, Esc goes back", style: .heading)]
             if history.isEmpty { body.append(EditLine(text: "  no history kept yet")) }
+            var selectedLines = 0..<0
             for (i, generation) in history.enumerated() {
+                let start = body.count
                 body.append(EditLine(text: (i == selected ? "> " : "  ") + "\(generation.number)  " + generation.text, style: i == selected ? .selected : .normal))
+                for change in generation.changes.prefix(Self.changesShown) { body.append(EditLine(text: "      " + change)) }
+                if generation.changes.count > Self.changesShown { body.append(EditLine(text: "      … \(generation.changes.count - Self.changesShown) more")) }
+                if i == selected { selectedLines = start..<body.count }
             }
-            top = max(0, selected + 2 - bodyHeight)
+            top = max(0, min(selectedLines.lowerBound, selectedLines.upperBound - bodyHeight))
         case .choosing(let field, let selected):
             body = [EditLine(text: "Choose \(layout.fields[field].title): Enter picks, Esc cancels", style: .heading)]
             if case .choice(let values, let titles) = layout.fields[field].control {
@@ -470,21 +540,31 @@ struct EditScreen {
                 }
             }
             top = max(0, selected + 2 - bodyHeight)
-        case .browse, .editing, .searching:
-            let rows = visibleRows
-            if rows.isEmpty { body.append(EditLine(text: isFiltering ? "  no key matches" : "  no keys")) }
-            for (i, row) in rows.enumerated() {
-                switch row {
-                case .group(let title): body.append(EditLine(text: title.isEmpty ? "" : "── \(title) ──", style: .heading))
-                case .pane(let title, _): body.append(EditLine(text: (i == cursor ? "> " : "  ") + title + "  ›", style: i == cursor ? .selected : .normal))
-                case .field(let index): body.append(fieldLine(index, selected: i == cursor))
+        case .browse, .editing, .searching, .picking:
+            if let page = containers.last {
+                body = containerLines(page)
+                top = scrolledTop
+            } else {
+                // Only the rows on screen are drawn (a 1,000-key page draws its first lines).
+                let rows = visibleRows
+                if rows.isEmpty { body.append(EditLine(text: isFiltering ? "  no key matches" : "  no keys")) }
+                let first = scrolledTop
+                for (i, row) in zip(rows.indices, rows).dropFirst(first).prefix(bodyHeight) {
+                    switch row {
+                    case .group(let title): body.append(EditLine(text: title.isEmpty ? "" : "── \(title) ──", style: .heading))
+                    case .pane(let title, _): body.append(EditLine(text: (i == cursor ? "> " : "  ") + title + "  ›", style: i == cursor ? .selected : .normal))
+                    case .field(let index):
+                        body.append(fieldLine(index, selected: i == cursor))
+                        if i == cursor, let reason = problemLine(index) { body.append(reason) }
+                    }
                 }
+                top = 0
             }
-            top = Self.scrolled(top: top, cursor: cursor, height: bodyHeight, count: rows.count)
         }
         var out: [EditLine] = []
         var title = " settings edit \(name)"
         if pages.count > 1 { title += " › " + pages.dropFirst().map { layout.pages[$0].title }.joined(separator: " › ") }
+        if !containers.isEmpty { title += " › " + containerTitles.joined(separator: " › ") }
         if !search.isEmpty || mode == .searching { title += "   /" + search }
         if changedOnly { title += "   [changed only]" }
         out.append(EditLine(text: Self.fit(title, columns), style: .heading))
@@ -499,6 +579,23 @@ struct EditScreen {
         return Array(out.prefix(rows))
     }
 
+    /// The history pane shows this many changed keys under each generation.
+    static let changesShown = 3
+
+    /// The first body line shown in the key list, so that the cursor (and the reason of a
+    /// refusal under it) is on screen.
+    var scrolledTop: Int {
+        let count = containers.last.map { entries(of: $0).count } ?? visibleRows.count
+        let extra = problemReason != nil && problemField != nil ? 1 : 0
+        return min(cursor, Self.scrolled(top: top, cursor: cursor + extra, height: bodyHeight, count: max(count + extra, 1)))
+    }
+
+    /// The line under a field that tells why its last change was refused.
+    func problemLine(_ field: Int) -> EditLine? {
+        guard problemField == field, let problemReason else { return nil }
+        return EditLine(text: "    ↳ " + problemReason.escapingControlCharacters, style: .heading)
+    }
+
     /// The first body line shown so that the cursor is on screen.
     static func scrolled(top: Int, cursor: Int, height: Int, count: Int) -> Int {
         var top = top
@@ -510,8 +607,20 @@ struct EditScreen {
     /// The line above the status: the edit being typed, else the selected key's path and help
     /// (or the file that locks it).
     var detail: String {
+        if case .picking(let field, let date, _) = mode {
+            return " \(layout.fields[field].title): \(date.shown) UTC"
+        }
         if case .editing(let field, let buffer, _) = mode {
             let f = layout.fields[field]
+            if case .add(let path)? = elementEdit {
+                let shown = f.isSecret ? String(repeating: "•", count: buffer.count) : buffer.escapingControlCharacters
+                let isArray = switch Self.value(states[field].value, at: path) {
+                case .array?: true
+                case nil: f.control == .list
+                default: false
+                }
+                return " add to \(f.title)\(isArray ? "" : " (key = value)"): \(shown)▏"
+            }
             let shown = f.isSecret ? String(repeating: "•", count: buffer.count) : buffer.escapingControlCharacters
             var hint = ""
             if case .number(_, let minimum, let maximum) = f.control, minimum != nil || maximum != nil { hint = " (" + Self.range(minimum, maximum) + ")" }
@@ -529,28 +638,33 @@ struct EditScreen {
         if let message { return " " + message.escapingControlCharacters }
         switch mode {
         case .editing: return " Enter applies  Esc cancels"
+        case .picking: return " ←→ field  ↑↓ or digits change it  Enter applies  Esc cancels"
         case .searching: return " Enter keeps the filter  Esc clears it"
+        case .browse where !containers.isEmpty: return " ↑↓ move  Enter edit  a add  d delete  J K move down/up  Esc back"
         default: return " ↑↓ move  Enter edit  r reset  / search  H history  ? keys  q quit"
         }
     }
 
     /// The `?` screen: every key.
     static let helpLines = [
-        "Keys",
+        "Keys (any key goes back)",
         "  ↑ ↓  k j        move (PgUp PgDn, Home End, g G)",
-        "  Enter  Space    toggle, pick a choice, edit a value; open a pane",
-        "  Esc             cancel an edit; back from a pane or a filter",
+        "  Enter  Space    toggle, pick a choice, edit; open a pane, list or dictionary",
+        "  Esc             cancel an edit; back from a pane, a list or a filter",
+        "  a  d  = J  K    list or dictionary: add, delete, edit whole as a literal;",
+        "                  move an element down, up",
+        "  ← → ↑ ↓ 0-9     date: pick the field, change it (or type ISO 8601 text)",
         "  r               reset the key to its default",
         "  R               reset every key on this page (one change)",
         "  /               search titles and keys",
         "  c               show only keys changed from their default",
         "  e               where the value comes from (every layer)",
-        "  H               history: Enter restores a generation",
+        "  H               history, old → new values: Enter restores a generation",
         "  ?               this list",
         "  q               quit (changes are already saved)",
         "",
         "Columns: title, value, * when it differs from its default, its layer",
-        "(default, system, user, override, locked). Any key goes back.",
+        "(default, system, user, override, locked).",
     ]
 }
 

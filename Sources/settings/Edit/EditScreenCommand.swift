@@ -28,7 +28,9 @@ enum EditScreenCommand: Command {
         screen is open appears on it.
         Keys: arrows or j/k move, Enter or Space edits or toggles, Esc cancels, r resets a key,
         R a page, / searches, c shows changed keys only, e explains a key, H shows the history
-        (Enter restores), ? lists the keys, q quits.
+        with old and new values (Enter restores), ? lists the keys, q quits. Enter opens an
+        array or dictionary as a page (a adds, d deletes, J/K move an element); a date is
+        picked by its fields (left/right, up/down or digits) or typed in ISO 8601.
         With TERM=dumb, a numbered list and a prompt replace the screen; NO_COLOR turns off
         colors and highlighting. Exits 2 when standard input or output is not a terminal.
         --print-screen prints the first screen as text ($COLUMNS x $LINES, 80x24 when unset)
@@ -98,6 +100,8 @@ struct EditSession {
     var screen: EditScreen
     /// The file's identity when last read: a different one means it changed.
     var identity: PlistFile.Identity?
+    /// The override and defaults files last read, kept until their identity changes.
+    var layerFiles = EditFileCache()
 
     init(domain: Domain, panes: EditLayout.Panes?) throws(CLIError) {
         self.domain = domain
@@ -132,32 +136,60 @@ struct EditSession {
         let contents = try domain.existingContents() ?? PlistDictionary()
         let layout = EditLayout.build(schema: schema, panes: panes, contents: contents)
         var overrides: [PlistDictionary] = [], defaults: [PlistDictionary] = []
-        for file in manifest?.overrideFiles ?? [] { if let d = try? Domain.dictionary(Input(file: file).value, path: file) { overrides.append(d) } }
-        for file in manifest?.defaultsFiles ?? [] { if let d = try? Domain.registeredDefaults(at: file) { defaults.append(d) } }
+        for file in manifest?.overrideFiles ?? [] {
+            if let d = layerFiles.dictionary(at: file, { (file) throws(CLIError) in try Domain.dictionary(Input(file: file).value, path: file) }) { overrides.append(d) }
+        }
+        for file in manifest?.defaultsFiles ?? [] {
+            if let d = layerFiles.dictionary(at: file, { (file) throws(CLIError) in try Domain.registeredDefaults(at: file) }) { defaults.append(d) }
+        }
         let states = EditState.states(of: layout, contents: contents, system: domain.administratorFiles(),
                                       overrides: overrides, defaults: defaults)
         return (layout, states)
     }
 
     /// Reads the file again when its identity changed (a write here or elsewhere).
-    mutating func reloadIfChanged(force: Bool = false) {
+    ///
+    /// - Returns: whether it was read again.
+    @discardableResult
+    mutating func reloadIfChanged(force: Bool = false) -> Bool {
         let now = try? PlistFile.identity(of: target)
-        guard force || now != identity else { return }
+        guard force || now != identity else { return false }
+        defer { if case .history = screen.mode { loadHistory() } }
         do {
             let (layout, states) = try load()
             screen.update(layout: layout, states: states)
-            if case .history = screen.mode { loadHistory() }
         } catch {
             screen.message = error.message
         }
+        return true
     }
 
+    /// The history pane's generations, newest first, each changed key with its value before
+    /// (in the generation kept before it, when that one is kept) and after, secrets masked.
     mutating func loadHistory() {
-        let generations = (try? PlistHistory.summaries(for: target)) ?? []
-        screen.history = generations.reversed().map { generation in
-            let keys = generation.changed.map { KeyPath(components: $0).path }.joined(separator: ", ")
-            return (generation.number, generation.writer.summary.escapingControlCharacters + (keys.isEmpty ? "" : ": " + keys.escapingControlCharacters))
+        let generations = (try? PlistHistory.list(for: target)) ?? []
+        let marks = SecretMarks.of(domain)
+        let secretFields = Set(screen.layout.fields.filter(\.isSecret).map(\.path))
+        var previous: (number: Int, contents: PlistDictionary?)?
+        var history: [(number: Int, text: String, changes: [String])] = []
+        for generation in generations {
+            let contents = try? generation.contents()
+            let before = previous.flatMap { $0.number == generation.number - 1 ? $0.contents : nil }
+            let changes = generation.changed.map { path in
+                let secret = secretFields.contains(path) || marks.isSecret(path)
+                func shown(_ value: PlistValue?) -> String {
+                    guard let value else { return "(not set)" }
+                    return secret ? EditScreen.masked : Render.oneLine(marks.shown(value, at: [path])).escapingControlCharacters
+                }
+                // Before the first generation there was nothing; before one whose predecessor
+                // is no longer kept, the value is not known.
+                let old = generation.number == 1 ? shown(nil) : previous?.number == generation.number - 1 ? shown(before?.value(at: path)) : "?"
+                return KeyPath(components: path).path.escapingControlCharacters + ": " + old + " → " + shown(contents?.value(at: path))
+            }
+            history.append((generation.number, generation.writer.summary.escapingControlCharacters, changes))
+            previous = (generation.number, contents)
         }
+        screen.history = history.reversed()
     }
 
     /// Carries out what the screen asked; `false` to quit.
@@ -182,7 +214,8 @@ struct EditSession {
                     try contents.setValue(value, at: key)
                 }
                 screen.mode = .browse
-                screen.problemField = nil
+                screen.elementEdit = nil
+                screen.clearProblem()
                 let shown = value.map { field.isSecret ? "set" : "= " + screen.shownValue(index, .some($0)) } ?? "reset to its default"
                 screen.message = "\(field.title) \(shown)"
             case .reset(let indexes):
@@ -192,7 +225,7 @@ struct EditSession {
                 }
                 screen.message = "\(keys.count) key\(keys.count == 1 ? "" : "s") reset to their defaults"
             case .restore(let number):
-                try RestoreCommand.restore(number, of: domain)
+                try RestoreCommand.restore(number, of: domain, origin: .tool)
                 screen.message = "restored generation \(number)"
             case .showHistory:
                 loadHistory()
@@ -210,17 +243,16 @@ struct EditSession {
             }
         } catch {
             if case .set(let index, _, _) = action {
-                screen.problemField = index
                 if case .some(let now) = conflict {
                     let shown = fields[index].isSecret ? "another value" : screen.shownValue(index, .some(now))
                     if case .editing(let editing, let buffer, _) = screen.mode, editing == index {
                         screen.mode = .editing(field: index, buffer: buffer, expected: now)
-                        screen.message = "\(fields[index].title) changed elsewhere to \(shown): Enter writes yours, Esc keeps it"
+                        screen.refuse(index, "\(fields[index].title) changed elsewhere to \(shown): Enter writes yours, Esc keeps it")
                     } else {
-                        screen.message = "\(fields[index].title) changed elsewhere to \(shown); not changed"
+                        screen.refuse(index, "\(fields[index].title) changed elsewhere to \(shown); not changed")
                     }
                 } else {
-                    screen.message = Self.shortened(error.message, path: domain.path)
+                    screen.refuse(index, Self.shortened(error.message, path: domain.path))
                 }
             } else {
                 screen.message = Self.shortened(error.message, path: domain.path)
@@ -234,5 +266,33 @@ struct EditSession {
     /// A refusal without the file's path in front (the screen names the domain).
     static func shortened(_ message: String, path: String) -> String {
         message.hasPrefix(path + ": ") ? String(message.dropFirst(path.count + 2)) : message
+    }
+}
+
+/// Files read again only when they change: each kept with its identity (device, inode, size,
+/// modification time), and read again when ``PlistFile/identity(of:)`` differs (a symbolic link
+/// is read each time).
+struct EditFileCache {
+    private var kept: [String: (identity: PlistFile.Identity, contents: PlistDictionary)] = [:]
+    /// How many times a file was read (not taken from the cache).
+    private(set) var reads = 0
+
+    /// The dictionary `read` makes of `file`, read again only when the file changed; `nil`
+    /// when it cannot be read (a missing layer is no layer).
+    mutating func dictionary(at file: String, _ read: (String) throws(CLIError) -> PlistDictionary) -> PlistDictionary? {
+        guard let identity = try? PlistFile.identity(of: file) else {
+            kept[file] = nil
+            return nil
+        }
+        // A link's own identity does not change with the file it leads to: read through it each time.
+        let isLink = identity.mode & UInt32(S_IFMT) == UInt32(S_IFLNK)
+        if !isLink, let entry = kept[file], entry.identity == identity { return entry.contents }
+        reads += 1
+        guard let contents = try? read(file) else {
+            kept[file] = nil
+            return nil
+        }
+        kept[file] = (identity, contents)
+        return contents
     }
 }

@@ -32,9 +32,11 @@ enum RestoreCommand: Command {
     }
 
     /// Restores `domain`'s file to generation `number` of its history, or only `keys` of it
-    /// (empty: the whole file), as one change of origin `restore` (``Domain/edit(creating:origin:format:_:)``):
-    /// the one restore of the tool, for this command and the editor's history pane.
-    static func restore(_ number: Int, keys: [KeyPath] = [], of domain: Domain) throws(CLIError) {
+    /// (empty: the whole file), as one change (``Domain/edit(creating:origin:format:_:)``): the
+    /// one restore of the tool, for this command (origin `restore`) and the editor's history
+    /// pane (origin `tool`, as every change made on its screen).
+    static func restore(_ number: Int, keys: [KeyPath] = [], of domain: Domain,
+                        origin: SettingsProvenance.Origin = .restore) throws(CLIError) {
         let target = try Files.target(of: domain.path).path
         let kept: PlistDictionary
         do {
@@ -47,7 +49,7 @@ enum RestoreCommand: Command {
         } catch {
             throw .failure("\(domain.path): cannot read generation \(number): \(error)")
         }
-        try domain.edit(creating: true, origin: .restore) { contents throws(CLIError) in
+        try domain.edit(creating: true, origin: origin) { contents throws(CLIError) in
             guard !keys.isEmpty else {
                 contents = kept
                 return
