@@ -33,7 +33,7 @@ public actor SettingsStore {
         var unsaved = UnsavedChanges()
         /// Keys read by settings, with the key path the Observation framework knows them by;
         /// writes to them are passed on to the framework's registrar.
-        var tracked: [SettingsKey: any ObservedKeyPath] = [:]
+        var tracked = TrackedKeys()
         /// Hook (explain/renames): where each layer's values came from, and the renamed keys.
         var sources = LayerSources()
         /// The administrator's files as last read (the ``SettingsLayer/system`` and
@@ -342,7 +342,11 @@ nonisolated extension SettingsStore {
                 return .unchanged
             }
             let userBefore = audience.userLayer ? s[.user].value(at: key.components) : nil
-            let effect = s.write(value, at: key, in: layer, comparing: audience.comparing || audience.userLayer)
+            // Which effective values changed is worked out only for someone who hears of it:
+            // observers, a user-layer observer, or a tracked key that may be this one, above
+            // it or below it (``TrackedKeys/mayRelate(to:)``; for any other key it is no one).
+            let comparing = audience.observing || audience.userLayer || (audience.tracking && s.tracked.mayRelate(to: key))
+            let effect = s.write(value, at: key, in: layer, comparing: comparing)
             if resolving {
                 result.effective = s.layers.isOwnEffectiveValue(value, in: layer) ? value : s.resolve(key)?.value
             }

@@ -112,15 +112,19 @@ final class SettingBox<Value: Sendable>: AnySettingBox {
     @usableFromInline let ruleNames: [String]
     /// The human title and help text (`title:`, `help:`), for schemas and editors.
     @usableFromInline let texts: SettingTexts
+    /// For a setting of a built-in scalar type stored through the type's own transformer with
+    /// no rules: which type, so that a write builds the stored case itself (``BuiltInScalar``).
+    @usableFromInline let builtIn: BuiltInScalar?
 
     /// Creates a box with its conversion.
     @inlinable
     init(
         key: SettingsKey?, store: SettingsStore, conversion: Conversion, hasDefaultInCode: Bool,
         warnsWhenDefaultIsMissing: Bool, takesDerivedKey: Bool = true, declaredAt: String, formerly: [SettingsKey] = [],
-        ruleNames: [String] = [], texts: SettingTexts = SettingTexts()
+        ruleNames: [String] = [], texts: SettingTexts = SettingTexts(), builtIn: BuiltInScalar? = nil
     ) {
         self.state = Mutex(State(key: key, store: store))
+        self.builtIn = builtIn
         self.conversion = conversion
         self.hasDefaultInCode = hasDefaultInCode
         self.warnsWhenDefaultIsMissing = warnsWhenDefaultIsMissing
@@ -137,6 +141,8 @@ final class SettingBox<Value: Sendable>: AnySettingBox {
     /// - Parameters:
     ///   - wrap: the final value for a (rule-checked) stored value or its absence.
     ///   - unwrap: the stored value for a final value (`nil` removes the key).
+    ///   - builtIn: the built-in scalar type `Value` is, when `unwrap` is the identity, the
+    ///     transformer is the type's own and there are no rules (see ``BuiltInScalar``).
     ///
     /// Inlinable so the conversion closures are specialised for the setting's types where the
     /// setting is declared: no generic metadata look-ups on each read or write.
@@ -144,7 +150,7 @@ final class SettingBox<Value: Sendable>: AnySettingBox {
     convenience init<Stored: Sendable>(
         key: SettingsKey?, store: SettingsStore, transformer: SettingsTransformer<Stored>, explicit: Bool,
         rules: SettingRules<Stored>, hasDefaultInCode: Bool, warnsWhenDefaultIsMissing: Bool, declaredAt: String,
-        formerly: [SettingsKey] = [], texts: SettingTexts = SettingTexts(),
+        formerly: [SettingsKey] = [], texts: SettingTexts = SettingTexts(), builtIn: BuiltInScalar? = nil,
         wrap: @escaping @Sendable (Stored?) -> Value, unwrap: @escaping @Sendable (Value) -> Stored?
     ) {
         // The registry is consulted once per registry version, not once per read or write.
@@ -204,7 +210,7 @@ final class SettingBox<Value: Sendable>: AnySettingBox {
         )
         self.init(key: key, store: store, conversion: conversion, hasDefaultInCode: hasDefaultInCode,
                   warnsWhenDefaultIsMissing: warnsWhenDefaultIsMissing, declaredAt: declaredAt, formerly: formerly,
-                  ruleNames: rules.rules.map(\.name), texts: texts)
+                  ruleNames: rules.rules.map(\.name), texts: texts, builtIn: explicit || hasRules ? nil : builtIn)
     }
 
     var key: SettingsKey? { state.locked { $0.key } }
@@ -296,6 +302,12 @@ final class SettingBox<Value: Sendable>: AnySettingBox {
     func write(_ value: Value) {
         let (boundKey, store) = state.locked { ($0.key, $0.store) }
         let key = requireKey(boundKey)
+        // A built-in scalar with nothing to apply: its stored case, built here, is what the
+        // conversion would return (the transformer is the type's own: none is registered).
+        if let builtIn, SettingsTransformers.currentVersion == 0, let plist = builtIn.plist(value) {
+            _ = store.writeUserValue(plist, for: key, resolving: false)  // locked: reported, nothing written
+            return
+        }
         guard let plist = conversion.write(value, Context(key: key, layer: .user, store: store, isCurrent: true)) else { return }
         let caching = conversion.reusesUnchangedStoredValue && plist != nil
         guard let stored = store.writeUserValue(plist, for: key, resolving: caching) else { return }  // locked: reported, nothing written

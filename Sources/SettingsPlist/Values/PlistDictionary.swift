@@ -64,8 +64,7 @@ public struct PlistDictionary: Sendable {
     /// The position of `key` in ``keys``, or `nil`.
     public func firstIndex(of key: String) -> Int? {
         if let index { return index[CodePointKey(key)] }
-        for (i, k) in keys.enumerated() where CodePointKey.equal(k, key) { return i }
-        return nil
+        return keys.firstIndex { CodePointKey.equal($0, key) }  // each key borrowed, not copied
     }
 
     /// The value for `key`; setting `nil` removes the entry, setting a new key appends it.
