@@ -49,9 +49,15 @@ struct TrackedKeys {
 extension SettingsStore.State {
     /// The Observation key paths of tracked keys whose value depends on what a write changed:
     /// the keys themselves, the namespaces above them and the keys below them.
+    @inline(__always)  // a write that changed no effective value (or none tracked) finds none, without a call
     func trackedKeyPaths(for effect: WriteEffect, writing key: SettingsKey) -> TrackedKeyPaths {
+        if case .none = effect { return TrackedKeyPaths() }
+        if tracked.isEmpty { return TrackedKeyPaths() }
+        return trackedKeyPaths(changedBy: effect, writing: key)
+    }
+
+    private func trackedKeyPaths(changedBy effect: WriteEffect, writing key: SettingsKey) -> TrackedKeyPaths {
         var found = TrackedKeyPaths()
-        guard !tracked.isEmpty else { return found }
         switch effect {
         case .none:
             break
