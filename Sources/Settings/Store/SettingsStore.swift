@@ -352,6 +352,7 @@ nonisolated extension SettingsStore {
             }
             guard let effect else { return .unchanged }
             if layer == .user { s.markDirtyKeepingAlive(key, store: self) }
+            if case .none = effect, !audience.observing, !audience.userLayer { return .unheard }
             return .key(key, effect, userBefore: userBefore)
         })
         if let refusal = result.refusal, reportingRefusal { report(SettingsDiagnostic(.writeRefused, key: key, refusal.description)) }

@@ -43,6 +43,10 @@ final class SettingBox<Value: Sendable>: AnySettingBox {
         @usableFromInline var cachedStored: PlistValue?
         /// The key path the Observation framework is told about on each read (set on the first read).
         @usableFromInline var observed: (any ObservedKeyPath)?
+        /// The transformer registry's version at which no transformer was registered for
+        /// `Value` (``SettingsTransformers``; nothing is registered at version 0): while it is
+        /// current, a ``SettingBox/builtIn`` setting writes its stored case directly.
+        @usableFromInline var builtInAt: UInt64 = 0
 
         @inlinable init(key: SettingsKey?, store: SettingsStore) {
             self.key = key
@@ -270,6 +274,16 @@ final class SettingBox<Value: Sendable>: AnySettingBox {
         return refresh(registryVersion: registryVersion)
     }
 
+    /// Whether no transformer is registered for `Value` at the registry's `version` (read
+    /// before the registry is asked: a registration made meanwhile changes the version, so the
+    /// answer, remembered in ``State/builtInAt``, is asked again at the next write).
+    @usableFromInline
+    func noTransformerRegistered(at version: UInt64) -> Bool {
+        guard builtIn != nil, SettingsTransformers.registered(for: Value.self) == nil else { return false }
+        state.locked { $0.builtInAt = version }
+        return true
+    }
+
     /// Reads through the store, converts, and fills the cache.
     @usableFromInline
     func refresh(registryVersion: UInt64) -> Value {
@@ -300,11 +314,12 @@ final class SettingBox<Value: Sendable>: AnySettingBox {
     /// Writes `value` (after rules) to the user layer, or removes the user's value.
     @inlinable
     func write(_ value: Value) {
-        let (boundKey, store) = state.locked { ($0.key, $0.store) }
+        let registryVersion = SettingsTransformers.currentVersion
+        let (boundKey, store, ownTransformer) = state.locked { ($0.key, $0.store, $0.builtInAt == registryVersion) }
         let key = requireKey(boundKey)
         // A built-in scalar with nothing to apply: its stored case, built here, is what the
         // conversion would return (the transformer is the type's own: none is registered).
-        if let builtIn, SettingsTransformers.currentVersion == 0, let plist = builtIn.plist(value) {
+        if let builtIn, ownTransformer || noTransformerRegistered(at: registryVersion), let plist = builtIn.plist(value) {
             _ = store.writeUserValue(plist, for: key, resolving: false)  // locked: reported, nothing written
             return
         }
