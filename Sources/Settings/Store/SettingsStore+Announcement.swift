@@ -76,7 +76,7 @@ nonisolated extension SettingsStore {
         if loadingFile { ensureLoaded() }
         let announcement = values.storage.locked { s -> Announcement? in
             let audience = Audience(observing: values.observers.isActive, tracking: !s.tracked.isEmpty,
-                                    userLayer: layer == .user && values.observers.watchesUserLayer)
+                                    userLayer: layer.isUser && values.observers.watchesUserLayer)
             var changed: [SettingsKey] = []
             var keyPaths = TrackedKeyPaths()
             var userChanges: [SettingsKey] = []

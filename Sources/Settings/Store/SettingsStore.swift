@@ -331,13 +331,13 @@ nonisolated extension SettingsStore {
     /// ``change(_:key:to:reportingRefusal:)``, also reading the key's effective value after the
     /// write when `resolving`.
     func change(_ layer: SettingsLayer, key: SettingsKey, to value: PlistValue?, reportingRefusal: Bool, resolving: Bool) -> ChangeResult {
-        if let refusal = key.refusal(toStore: value, sizeLimit: layer == .user ? persistence?.maximumFileSize : nil) {
+        if let refusal = key.refusal(toStore: value, sizeLimit: layer.isUser ? persistence?.maximumFileSize : nil) {
             report(SettingsDiagnostic(.writeRefused, key: key, "\(refusal); nothing was changed"))
             return ChangeResult()
         }
         var result = ChangeResult()
         deliver(commit(layer, origin: SettingsChange.Origin(layer)) { s, audience in
-            if layer == .user, let refusal = Self.lockRefusal(s, key: key) {  // hook (locks)
+            if layer.isUser, let refusal = Self.lockRefusal(s, key: key) {  // hook (locks)
                 result.refusal = refusal
                 return .unchanged
             }
@@ -351,7 +351,7 @@ nonisolated extension SettingsStore {
                 result.effective = s.layers.isOwnEffectiveValue(value, in: layer) ? value : s.resolve(key)?.value
             }
             guard let effect else { return .unchanged }
-            if layer == .user { s.markDirtyKeepingAlive(key, store: self) }
+            if layer.isUser { s.markDirtyKeepingAlive(key, store: self) }
             if case .none = effect, !audience.observing, !audience.userLayer { return .unheard }
             return .key(key, effect, userBefore: userBefore)
         })

@@ -146,6 +146,16 @@ struct SettingWritePathTests {
         #expect(fired.all.count == 3)
     }
 
+    @Test func aBurstOfWritesToOneKeyIsRecordedOnce() {
+        var unsaved = UnsavedChanges()
+        unsaved.tracksChanges = true
+        #expect(unsaved.markDirty("a"))  // the first change: the store is to be kept alive
+        for _ in 0..<10_000 { #expect(!unsaved.markDirty("a")) }
+        _ = unsaved.markDirty("b")
+        _ = unsaved.markDirty("a")
+        #expect(unsaved.dirty == ["a", "b", "a"])
+    }
+
     @Test func aWriteNobodyHearsOfStillMovesTheGeneration() {
         let store = SettingsStore.inMemory()
         let watched = Setting("wp.watched", default: 0, store: store)
