@@ -119,6 +119,9 @@ final class SettingBox<Value: Sendable>: AnySettingBox {
     /// For a setting of a built-in scalar type stored through the type's own transformer with
     /// no rules: which type, so that a write builds the stored case itself (``BuiltInScalar``).
     @usableFromInline let builtIn: BuiltInScalar?
+    /// The key given at the declaration. A key, once a setting has one, never changes (binding
+    /// gives one only to a key-less setting), so a write reads this one without the lock.
+    @usableFromInline let declaredKey: SettingsKey?
 
     /// Creates a box with its conversion.
     @inlinable
@@ -129,6 +132,7 @@ final class SettingBox<Value: Sendable>: AnySettingBox {
     ) {
         self.state = Mutex(State(key: key, store: store))
         self.builtIn = builtIn
+        self.declaredKey = key
         self.conversion = conversion
         self.hasDefaultInCode = hasDefaultInCode
         self.warnsWhenDefaultIsMissing = warnsWhenDefaultIsMissing
@@ -315,14 +319,22 @@ final class SettingBox<Value: Sendable>: AnySettingBox {
     @inlinable
     func write(_ value: Value) {
         let registryVersion = SettingsTransformers.currentVersion
-        let (boundKey, store, ownTransformer) = state.locked { ($0.key, $0.store, $0.builtInAt == registryVersion) }
-        let key = requireKey(boundKey)
-        // A built-in scalar with nothing to apply: its stored case, built here, is what the
-        // conversion would return (the transformer is the type's own: none is registered).
-        if let builtIn, ownTransformer || noTransformerRegistered(at: registryVersion), let plist = builtIn.plist(value) {
-            _ = store.writeUserValue(plist, for: key, resolving: false)  // locked: reported, nothing written
-            return
+        if let builtIn {
+            // A built-in scalar with nothing to apply: its stored case, built here, is what the
+            // conversion would return (the transformer is the type's own: none is registered).
+            let (store, ownTransformer) = state.locked { ($0.store, $0.builtInAt == registryVersion) }
+            if ownTransformer || noTransformerRegistered(at: registryVersion), let plist = builtIn.plist(value) {
+                // locked: reported, nothing written
+                if let declaredKey {
+                    _ = store.writeUserValue(plist, for: declaredKey, resolving: false)
+                } else {
+                    _ = store.writeUserValue(plist, for: requireKey(state.locked { $0.key }), resolving: false)
+                }
+                return
+            }
         }
+        let (boundKey, store) = state.locked { ($0.key, $0.store) }
+        let key = requireKey(boundKey)
         guard let plist = conversion.write(value, Context(key: key, layer: .user, store: store, isCurrent: true)) else { return }
         let caching = conversion.reusesUnchangedStoredValue && plist != nil
         guard let stored = store.writeUserValue(plist, for: key, resolving: caching) else { return }  // locked: reported, nothing written
