@@ -217,7 +217,7 @@ extension Dictionary: SettingsValue where Key == String, Value: SettingsValue {
 /// The built-in types whose own transformer stores a value as one `PlistValue` case. A setting
 /// of such a type that uses that transformer, with no rules, while no transformer is registered
 /// for the type (``SettingsTransformers``), writes the case directly: no conversion closures, no
-/// context (``SettingBox/write(_:)``). `BuiltInScalarTests` checks each case against the
+/// context (``SettingBox/write(_:)``). `SettingWritePathTests` checks each case against the
 /// type's transformer.
 @usableFromInline
 enum BuiltInScalar: Sendable {
