@@ -30,6 +30,20 @@ enum StoreBenchmarks {
         profileMutexWrite(ints, count)
         profileSettingsRead(settings, count)
         profileMutexRead(ints, count)
+
+        // The same unobserved write to a file store (loaded, no autosave: each write also records
+        // the key as unsaved; a save, and so its scheduling, never runs during the loop).
+        let dir = FileManager.default.temporaryDirectory.appending(path: "settings-bench-profile-\(getpid())")
+        try? FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let fileStore = SettingsStore.file(dir.appending(path: "settings.plist"), autosaveDelay: nil, externalChanges: .ignored)
+        let fileSettings = BenchSettings(store: fileStore)
+        blackHole(fileSettings.count)
+        profileFileStoreUnobservedWrite(fileSettings, count)
+    }
+
+    @inline(never) static func profileFileStoreUnobservedWrite(_ settings: BenchSettings, _ count: Int) {
+        for i in 0..<count { settings.unread = count &- i }  // another body than the in-memory loop's: not merged with it
     }
 
     @inline(never) static func profileSettingsWrite(_ settings: BenchSettings, _ count: Int) {

@@ -122,7 +122,7 @@ nonisolated extension SettingsStore {
         withState { s in
             if let keyPath = s.tracked[key] { return keyPath }
             let keyPath: any ObservedKeyPath = \SettingsStore.[observed: key]
-            s.tracked[key] = keyPath
+            s.tracked.insert(keyPath, for: key)
             return keyPath
         }
     }

@@ -33,16 +33,19 @@ struct UnsavedChanges: Sendable {
     /// Whether anything is waiting to be saved.
     var isEmpty: Bool { dirty.isEmpty }
 
-    /// Records a changed user key; compacts the list when a long burst repeats keys.
+    /// Records a changed user key; the same key again right after itself (a burst of writes
+    /// to one setting) is recorded once, and the list is compacted when a long burst repeats keys.
     /// - Returns: whether the store just gained unsaved changes (it must be kept alive until
     ///   they are saved; see ``PendingSaves``).
     mutating func markDirty(_ key: SettingsKey) -> Bool {
         guard tracksChanges else { return false }
-        dirty.append(key)
-        if dirty.count >= compactAt {
-            var seen = Set<SettingsKey>(minimumCapacity: dirty.count)
-            dirty = dirty.filter { seen.insert($0).inserted }
-            compactAt = max(4096, dirty.count * 2)
+        if dirty.last != key {
+            dirty.append(key)
+            if dirty.count >= compactAt {
+                var seen = Set<SettingsKey>(minimumCapacity: dirty.count)
+                dirty = dirty.filter { seen.insert($0).inserted }
+                compactAt = max(4096, dirty.count * 2)
+            }
         }
         guard !pending else { return false }
         pending = true

@@ -10,9 +10,26 @@ extension SettingsKey {
     /// - Parameters:
     ///   - value: the value (`nil`, a removal, is always allowed unless the key itself is too deep).
     ///   - sizeLimit: the largest file that will be read back (a file store's
-    ///     `maximumFileSize`), or `nil` for a store without a file.
+    ///     `maximumFileSize`), or `nil` for a store without a file; asked only for a value
+    ///     whose size can grow.
     /// - Returns: an ``SettingsError/Code/unstorable`` error naming the key and the rule.
-    func refusal(toStore value: PlistValue?, sizeLimit: Int?) -> SettingsError? {
+    @inline(__always)
+    func refusal(toStore value: PlistValue?, sizeLimit: @autoclosure () -> Int?) -> SettingsError? {
+        // The common writes, a number, a Bool or a date (or a removal), under a key within the
+        // depth: such a value nests nothing, and the size rule is for what grows with the value
+        // (strings, data, containers; a fixed 8 bytes is never checked). So only the key's own
+        // depth can refuse it, compared here without a call.
+        switch value {
+        case nil, .integer?, .real?, .bool?, .date?, .uid?:
+            if components.count <= PlistNesting.maximumDepth { return nil }
+        default:
+            break
+        }
+        return checkedRefusal(toStore: value, sizeLimit: sizeLimit())
+    }
+
+    /// ``refusal(toStore:sizeLimit:)`` for any value.
+    private func checkedRefusal(toStore value: PlistValue?, sizeLimit: Int?) -> SettingsError? {
         let enclosing = components.count  // the file's top dictionary, then one per namespace
         if enclosing > PlistNesting.maximumDepth {
             return SettingsError(.unstorable, key: self, detail: "a key of \(enclosing) components nests deeper than the \(PlistNesting.maximumDepth) levels readers accept")

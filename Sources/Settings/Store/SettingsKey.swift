@@ -20,6 +20,9 @@ public struct SettingsKey: Hashable, Sendable {
     public let path: String
     /// `path`'s hash, computed once: keys are hashed on every tracked write.
     private let pathHash: Int
+    /// The hash of the first component as it is written in `path` (escaped), computed once:
+    /// keys that are equal, or one inside the other, have the same one (see ``TrackedKeys``).
+    let rootHash: Int
     /// Whether the key was marked secret with ``secret(_:)``; not part of equality.
     private var isMarkedSecret = false
 
@@ -37,8 +40,10 @@ public struct SettingsKey: Hashable, Sendable {
     public init(components: [String]) {
         let parts = components.isEmpty ? [""] : components
         self.components = parts
-        self.path = parts.map(Self.escape).joined(separator: "/")
+        let escaped = parts.map(Self.escape)
+        self.path = escaped.joined(separator: "/")
         self.pathHash = path.hashValue
+        self.rootHash = escaped.count == 1 ? pathHash : escaped[0].hashValue
     }
 
     /// A key whose values are secret (tokens, passwords): they are left out of descriptions,

@@ -36,6 +36,12 @@ public enum SettingsLayer: Hashable, Sendable, CaseIterable, Comparable {
     /// The six built-in layers, highest first (external layers belong to a store, not to the type).
     public static let allCases: [SettingsLayer] = [.locked, .volatile, .overrides, .user, .system, .defaults]
 
+    /// Whether this is ``user``: a pattern match, where `== .user` copies and compares
+    /// (the layer can carry a name), on every write.
+    var isUser: Bool {
+        if case .user = self { true } else { false }
+    }
+
     /// The position of a built-in layer in ``allCases``; `nil` for an external layer.
     var builtInIndex: Int? {
         switch self {

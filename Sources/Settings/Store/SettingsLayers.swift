@@ -171,19 +171,18 @@ struct SettingsLayers: Hashable, Sendable {
     /// - Returns: `nil` when the layer already held `value`; otherwise which effective values
     ///   changed (``WriteEffect/none`` when not `comparing`).
     mutating func write(_ value: PlistValue?, at key: SettingsKey, in layer: SettingsLayer, comparing: Bool) -> WriteEffect? {
-        guard let position = position(of: layer), layer.builtInIndex != nil else { return nil }
+        guard let index = layer.builtInIndex else { return nil }
         // The common case: a scalar written with nothing above it. Its effective value is the
         // value itself, so only an absent old value needs a look at the layers below.
         if !comparing || isOwnEffectiveValue(value, in: layer) {
-            let old = modify(layer) { dict in
-                key.isTopLevel
-                    ? dict.replaceValue(value, forKey: key.components[0])
-                    : dict.setValue(value, at: key.components[...])
-            }
+            let old = key.isTopLevel
+                ? dictionaries[index].replaceValue(value, forKey: key.components[0])
+                : dictionaries[index].setValue(value, at: key.components[...])
             guard old != value else { return nil }
             guard comparing else { return WriteEffect.none }
             switch old {
             case nil:
+                guard let position = position(of: layer) else { return .key }
                 return resolve(key, fromPosition: position + 1)?.value == value ? WriteEffect.none : .key
             case .dictionary?:
                 return .keys([key])  // a namespace became a value: keys below it changed too

@@ -54,6 +54,9 @@ nonisolated extension SettingsStore {
         /// Several keys were written (a ``SettingsStore/transaction(_:)``): the key paths whose
         /// effective value changed, and the user layer's changed leaves (when listened to).
         case keys(changed: [SettingsKey], userChanges: [SettingsKey])
+        /// Something changed that no one in the ``Audience`` hears of (a write of a key no one
+        /// observes or tracks): the generation moves and an autosave may be due, nothing more.
+        case unheard
     }
 
     /// Changes the store's state under its lock and works out what to announce: runs `edit`,
@@ -65,40 +68,49 @@ nonisolated extension SettingsStore {
     ///   - loadingFile: whether a file store's file is loaded first when it was not yet (`false`
     ///     only for changes that must not load it: moving renamed keys of other layers).
     ///   - edit: changes the state under the lock, keeping what the ``Audience`` needs.
-    /// - Returns: what to ``deliver(_:)`` once no lock is held, or `nil` when nothing changed.
+    /// - Returns: what to ``deliver(_:)`` once no lock is held, or `nil` when nothing changed
+    ///   or no one is to be told.
     @inline(__always)  // one write path, without a copy of its result on the way (the single-key write is the hot path)
     func commit(_ layer: SettingsLayer, origin: SettingsChange.Origin, loadingFile: Bool = true,
                 _ edit: (inout State, Audience) -> Edit) -> Announcement? {
         if loadingFile { ensureLoaded() }
         let announcement = values.storage.locked { s -> Announcement? in
             let audience = Audience(observing: values.observers.isActive, tracking: !s.tracked.isEmpty,
-                                    userLayer: layer == .user && values.observers.watchesUserLayer)
-            var result = Announcement(origin: origin, observing: audience.observing)
+                                    userLayer: layer.isUser && values.observers.watchesUserLayer)
+            var changed: [SettingsKey] = []
+            var keyPaths = TrackedKeyPaths()
+            var userChanges: [SettingsKey] = []
             switch edit(&s, audience) {
             case .unchanged:
                 return nil
+            case .unheard:
+                break
             case .layer(let before, let userBefore):
                 if let before {
-                    result.changed = s.layers.effectiveChanges(from: before, in: layer)
-                    result.keyPaths = s.trackedKeyPaths(for: .keys(result.changed), writing: SettingsKey(components: []))
+                    changed = s.layers.effectiveChanges(from: before, in: layer)
+                    keyPaths = s.trackedKeyPaths(for: .keys(changed), writing: SettingsKey(components: []))
                 }
-                if let userBefore { result.userChanges = s[.user].changedLeafPaths(from: userBefore) }
-            case .keys(let changed, let userChanges):
-                if audience.observing { result.changed = changed }
-                result.keyPaths = s.trackedKeyPaths(for: .keys(changed), writing: SettingsKey(components: []))
-                result.userChanges = userChanges
+                if let userBefore { userChanges = s[.user].changedLeafPaths(from: userBefore) }
+            case .keys(let keys, let userLeaves):
+                if audience.observing { changed = keys }
+                keyPaths = s.trackedKeyPaths(for: .keys(keys), writing: SettingsKey(components: []))
+                userChanges = userLeaves
             case .key(let key, let effect, let userBefore):
-                if audience.observing { result.changed = effect.keys(writing: key) }
-                result.keyPaths = s.trackedKeyPaths(for: effect, writing: key)
+                if audience.observing { changed = effect.keys(writing: key) }
+                keyPaths = s.trackedKeyPaths(for: effect, writing: key)
                 if audience.userLayer {
-                    result.userChanges = Self.leafChanges(at: key, from: userBefore, to: s[.user].value(at: key.components))
+                    userChanges = Self.leafChanges(at: key, from: userBefore, to: s[.user].value(at: key.components))
                 }
             }
-            result.save = s.unsaved.takeSaveRequest()
+            let save = s.unsaved.takeSaveRequest()
             // Bumped under the lock, with the change: a transaction that read the store at
             // this generation knows, under the same lock, that nothing changed since.
             values.generationCounter.add(1, ordering: .releasing)
-            return result
+            // No one to tell and no save to schedule (a write of a key no one observes, the
+            // usual case): nothing to deliver, so no announcement is made.
+            guard save || audience.observing || !keyPaths.isEmpty || !userChanges.isEmpty else { return nil }
+            return Announcement(origin: origin, observing: audience.observing, changed: changed, keyPaths: keyPaths,
+                                userChanges: userChanges, save: save)
         }
         return announcement
     }

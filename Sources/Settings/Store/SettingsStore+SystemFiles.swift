@@ -106,6 +106,7 @@ nonisolated extension SettingsStore {
     }
 
     /// The refusal of a write of `key` to the user layer, read under the store's lock.
+    @inline(__always)  // an empty `locked` layer (the usual case) is one comparison at the write
     static func lockRefusal(_ s: borrowing State, key: SettingsKey) -> PlistLocks.Refusal? {
         s[.locked].isEmpty ? nil : PlistLocks.refusal(changing: key.components, by: s.system)
     }

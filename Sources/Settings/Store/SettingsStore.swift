@@ -33,7 +33,7 @@ public actor SettingsStore {
         var unsaved = UnsavedChanges()
         /// Keys read by settings, with the key path the Observation framework knows them by;
         /// writes to them are passed on to the framework's registrar.
-        var tracked: [SettingsKey: any ObservedKeyPath] = [:]
+        var tracked = TrackedKeys()
         /// Hook (explain/renames): where each layer's values came from, and the renamed keys.
         var sources = LayerSources()
         /// The administrator's files as last read (the ``SettingsLayer/system`` and
@@ -331,23 +331,28 @@ nonisolated extension SettingsStore {
     /// ``change(_:key:to:reportingRefusal:)``, also reading the key's effective value after the
     /// write when `resolving`.
     func change(_ layer: SettingsLayer, key: SettingsKey, to value: PlistValue?, reportingRefusal: Bool, resolving: Bool) -> ChangeResult {
-        if let refusal = key.refusal(toStore: value, sizeLimit: layer == .user ? persistence?.maximumFileSize : nil) {
+        if let refusal = key.refusal(toStore: value, sizeLimit: layer.isUser ? persistence?.maximumFileSize : nil) {
             report(SettingsDiagnostic(.writeRefused, key: key, "\(refusal); nothing was changed"))
             return ChangeResult()
         }
         var result = ChangeResult()
         deliver(commit(layer, origin: SettingsChange.Origin(layer)) { s, audience in
-            if layer == .user, let refusal = Self.lockRefusal(s, key: key) {  // hook (locks)
+            if layer.isUser, let refusal = Self.lockRefusal(s, key: key) {  // hook (locks)
                 result.refusal = refusal
                 return .unchanged
             }
             let userBefore = audience.userLayer ? s[.user].value(at: key.components) : nil
-            let effect = s.write(value, at: key, in: layer, comparing: audience.comparing || audience.userLayer)
+            // Which effective values changed is worked out only for someone who hears of it:
+            // observers, a user-layer observer, or a tracked key that may be this one, above
+            // it or below it (``TrackedKeys/mayRelate(to:)``; for any other key it is no one).
+            let comparing = audience.observing || audience.userLayer || (audience.tracking && s.tracked.mayRelate(to: key))
+            let effect = s.write(value, at: key, in: layer, comparing: comparing)
             if resolving {
                 result.effective = s.layers.isOwnEffectiveValue(value, in: layer) ? value : s.resolve(key)?.value
             }
             guard let effect else { return .unchanged }
-            if layer == .user { s.markDirtyKeepingAlive(key, store: self) }
+            if layer.isUser { s.markDirtyKeepingAlive(key, store: self) }
+            if case .none = effect, !audience.observing, !audience.userLayer { return .unheard }
             return .key(key, effect, userBefore: userBefore)
         })
         if let refusal = result.refusal, reportingRefusal { report(SettingsDiagnostic(.writeRefused, key: key, refusal.description)) }

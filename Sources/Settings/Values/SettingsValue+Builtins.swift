@@ -213,3 +213,41 @@ extension Dictionary: SettingsValue where Key == String, Value: SettingsValue {
         return .dictionaryTransformer(typeName: "[String: \(element.builtIn.typeName)]", element: element.resolver)
     }
 }
+
+/// The built-in types whose own transformer stores a value as one `PlistValue` case. A setting
+/// of such a type that uses that transformer, with no rules, while no transformer is registered
+/// for the type (``SettingsTransformers``), writes the case directly: no conversion closures, no
+/// context (``SettingBox/write(_:)``). `SettingWritePathTests` checks each case against the
+/// type's transformer.
+@usableFromInline
+enum BuiltInScalar: Sendable {
+    case bool, int, double, string, date, data
+
+    /// The case for `type`, or `nil` when it is not one of these types.
+    @usableFromInline init?(_ type: Any.Type) {
+        switch ObjectIdentifier(type) {
+        case ObjectIdentifier(Bool.self): self = .bool
+        case ObjectIdentifier(Int.self): self = .int
+        case ObjectIdentifier(Double.self): self = .double
+        case ObjectIdentifier(String.self): self = .string
+        case ObjectIdentifier(Date.self): self = .date
+        case ObjectIdentifier(Data.self): self = .data
+        default: return nil
+        }
+    }
+
+    /// What the type's transformer stores for `value`; `nil` when `value` is not of this case's
+    /// type, or (an `Int` never is) cannot be stored as it is.
+    ///
+    /// Inlinable: where `Value` is known, the one cast that can succeed is no cast at all.
+    @inlinable func plist<Value>(_ value: Value) -> PlistValue? {
+        switch self {
+        case .bool: (value as? Bool).map(PlistValue.bool)
+        case .int: (value as? Int).flatMap { PlistInteger(exactly: $0) }.map(PlistValue.integer)
+        case .double: (value as? Double).map(PlistValue.real)
+        case .string: (value as? String).map(PlistValue.string)
+        case .date: (value as? Date).map(PlistValue.date)
+        case .data: (value as? Data).map(PlistValue.data)
+        }
+    }
+}

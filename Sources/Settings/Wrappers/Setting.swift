@@ -224,7 +224,7 @@ extension Setting {
         self.init(box: SettingBox<Value>(
             key: key, store: store, transformer: transformer, explicit: explicit, rules: rules,
             hasDefaultInCode: true, warnsWhenDefaultIsMissing: false, declaredAt: declaredAt, formerly: formerly, texts: texts,
-            wrap: { $0 ?? defaultValue }, unwrap: { $0 }))
+            builtIn: BuiltInScalar(Value.self), wrap: { $0 ?? defaultValue }, unwrap: { $0 }))
     }
 
     /// An optional setting: `nil` when no layer has a value; assigning `nil` removes the key.

@@ -43,6 +43,10 @@ final class SettingBox<Value: Sendable>: AnySettingBox {
         @usableFromInline var cachedStored: PlistValue?
         /// The key path the Observation framework is told about on each read (set on the first read).
         @usableFromInline var observed: (any ObservedKeyPath)?
+        /// The transformer registry's version at which no transformer was registered for
+        /// `Value` (``SettingsTransformers``; nothing is registered at version 0): while it is
+        /// current, a ``SettingBox/builtIn`` setting writes its stored case directly.
+        @usableFromInline var builtInAt: UInt64 = 0
 
         @inlinable init(key: SettingsKey?, store: SettingsStore) {
             self.key = key
@@ -112,15 +116,23 @@ final class SettingBox<Value: Sendable>: AnySettingBox {
     @usableFromInline let ruleNames: [String]
     /// The human title and help text (`title:`, `help:`), for schemas and editors.
     @usableFromInline let texts: SettingTexts
+    /// For a setting of a built-in scalar type stored through the type's own transformer with
+    /// no rules: which type, so that a write builds the stored case itself (``BuiltInScalar``).
+    @usableFromInline let builtIn: BuiltInScalar?
+    /// The key given at the declaration. A key, once a setting has one, never changes (binding
+    /// gives one only to a key-less setting), so a write reads this one without the lock.
+    @usableFromInline let declaredKey: SettingsKey?
 
     /// Creates a box with its conversion.
     @inlinable
     init(
         key: SettingsKey?, store: SettingsStore, conversion: Conversion, hasDefaultInCode: Bool,
         warnsWhenDefaultIsMissing: Bool, takesDerivedKey: Bool = true, declaredAt: String, formerly: [SettingsKey] = [],
-        ruleNames: [String] = [], texts: SettingTexts = SettingTexts()
+        ruleNames: [String] = [], texts: SettingTexts = SettingTexts(), builtIn: BuiltInScalar? = nil
     ) {
         self.state = Mutex(State(key: key, store: store))
+        self.builtIn = builtIn
+        self.declaredKey = key
         self.conversion = conversion
         self.hasDefaultInCode = hasDefaultInCode
         self.warnsWhenDefaultIsMissing = warnsWhenDefaultIsMissing
@@ -137,6 +149,8 @@ final class SettingBox<Value: Sendable>: AnySettingBox {
     /// - Parameters:
     ///   - wrap: the final value for a (rule-checked) stored value or its absence.
     ///   - unwrap: the stored value for a final value (`nil` removes the key).
+    ///   - builtIn: the built-in scalar type `Value` is, when `unwrap` is the identity, the
+    ///     transformer is the type's own and there are no rules (see ``BuiltInScalar``).
     ///
     /// Inlinable so the conversion closures are specialised for the setting's types where the
     /// setting is declared: no generic metadata look-ups on each read or write.
@@ -144,7 +158,7 @@ final class SettingBox<Value: Sendable>: AnySettingBox {
     convenience init<Stored: Sendable>(
         key: SettingsKey?, store: SettingsStore, transformer: SettingsTransformer<Stored>, explicit: Bool,
         rules: SettingRules<Stored>, hasDefaultInCode: Bool, warnsWhenDefaultIsMissing: Bool, declaredAt: String,
-        formerly: [SettingsKey] = [], texts: SettingTexts = SettingTexts(),
+        formerly: [SettingsKey] = [], texts: SettingTexts = SettingTexts(), builtIn: BuiltInScalar? = nil,
         wrap: @escaping @Sendable (Stored?) -> Value, unwrap: @escaping @Sendable (Value) -> Stored?
     ) {
         // The registry is consulted once per registry version, not once per read or write.
@@ -204,7 +218,7 @@ final class SettingBox<Value: Sendable>: AnySettingBox {
         )
         self.init(key: key, store: store, conversion: conversion, hasDefaultInCode: hasDefaultInCode,
                   warnsWhenDefaultIsMissing: warnsWhenDefaultIsMissing, declaredAt: declaredAt, formerly: formerly,
-                  ruleNames: rules.rules.map(\.name), texts: texts)
+                  ruleNames: rules.rules.map(\.name), texts: texts, builtIn: explicit || hasRules ? nil : builtIn)
     }
 
     var key: SettingsKey? { state.locked { $0.key } }
@@ -264,6 +278,16 @@ final class SettingBox<Value: Sendable>: AnySettingBox {
         return refresh(registryVersion: registryVersion)
     }
 
+    /// Whether no transformer is registered for `Value` at the registry's `version` (read
+    /// before the registry is asked: a registration made meanwhile changes the version, so the
+    /// answer, remembered in ``State/builtInAt``, is asked again at the next write).
+    @usableFromInline
+    func noTransformerRegistered(at version: UInt64) -> Bool {
+        guard builtIn != nil, SettingsTransformers.registered(for: Value.self) == nil else { return false }
+        state.locked { $0.builtInAt = version }
+        return true
+    }
+
     /// Reads through the store, converts, and fills the cache.
     @usableFromInline
     func refresh(registryVersion: UInt64) -> Value {
@@ -294,6 +318,21 @@ final class SettingBox<Value: Sendable>: AnySettingBox {
     /// Writes `value` (after rules) to the user layer, or removes the user's value.
     @inlinable
     func write(_ value: Value) {
+        let registryVersion = SettingsTransformers.currentVersion
+        if let builtIn {
+            // A built-in scalar with nothing to apply: its stored case, built here, is what the
+            // conversion would return (the transformer is the type's own: none is registered).
+            let (store, ownTransformer) = state.locked { ($0.store, $0.builtInAt == registryVersion) }
+            if ownTransformer || noTransformerRegistered(at: registryVersion), let plist = builtIn.plist(value) {
+                // locked: reported, nothing written
+                if let declaredKey {
+                    _ = store.writeUserValue(plist, for: declaredKey, resolving: false)
+                } else {
+                    _ = store.writeUserValue(plist, for: requireKey(state.locked { $0.key }), resolving: false)
+                }
+                return
+            }
+        }
         let (boundKey, store) = state.locked { ($0.key, $0.store) }
         let key = requireKey(boundKey)
         guard let plist = conversion.write(value, Context(key: key, layer: .user, store: store, isCurrent: true)) else { return }

@@ -64,8 +64,14 @@ public struct PlistDictionary: Sendable {
     /// The position of `key` in ``keys``, or `nil`.
     public func firstIndex(of key: String) -> Int? {
         if let index { return index[CodePointKey(key)] }
-        for (i, k) in keys.enumerated() where CodePointKey.equal(k, key) { return i }
-        return nil
+        // A key written before is usually the very string stored (a small string, or shared
+        // storage): one pass comparing representations finds it without reading any bytes.
+        var i = 0
+        while i < keys.count {
+            if CodePointKey.identical(keys[i], key) { return i }
+            i += 1
+        }
+        return keys.firstIndex { CodePointKey.equal($0, key) }
     }
 
     /// The value for `key`; setting `nil` removes the entry, setting a new key appends it.
@@ -252,15 +258,17 @@ extension PlistDictionary: CustomStringConvertible {
 
     @usableFromInline init(_ string: String) { self.string = string }
 
+    /// Whether two strings have identical representations, which hold identical text: true for
+    /// any two equal small strings (stored inline, canonically) and for strings sharing
+    /// storage; `false` says nothing. Only a comparison of bits, never a use of them, so it
+    /// cannot misbehave if the layout changes: it would merely stop finding matches.
+    @inline(__always) @usableFromInline static func identical(_ a: String, _ b: String) -> Bool {
+        MemoryLayout<String>.size == MemoryLayout<(UInt64, UInt64)>.size
+            && unsafeBitCast(a, to: (UInt64, UInt64).self) == unsafeBitCast(b, to: (UInt64, UInt64).self)
+    }
+
     @usableFromInline static func equal(_ a: String, _ b: String) -> Bool {
-        // Identical representations hold identical text: true for any two equal small strings
-        // (stored inline, canonically) and for strings sharing storage. Only a comparison of
-        // bits, never a use of them, so it cannot misbehave if the layout changes: it would
-        // merely stop finding matches here and fall through to the byte comparison.
-        if MemoryLayout<String>.size == MemoryLayout<(UInt64, UInt64)>.size,
-           unsafeBitCast(a, to: (UInt64, UInt64).self) == unsafeBitCast(b, to: (UInt64, UInt64).self) {
-            return true
-        }
+        if identical(a, b) { return true }
         guard a.utf8.count == b.utf8.count else { return false }
         // Compare the contiguous UTF-8 bytes directly: much cheaper than iterating the views.
         var a = a, b = b

@@ -59,6 +59,22 @@ struct PlistValueTests {
         #expect(dict[decomposed] == 2)
     }
 
+    @Test func aKeyIsFoundWhetherOrNotItSharesTheStoredString() {
+        // Long keys: the stored one and the looked-up one are equal text in separate storage,
+        // so the first pass (identical representations) misses and the byte comparison finds it.
+        var dict = PlistDictionary()
+        let stored = String(repeating: "namespace.", count: 4) + "key"
+        dict[stored] = 1
+        dict["short"] = 2
+        let separate = String(repeating: "namespace.", count: 4) + String("key".reversed().reversed())
+        #expect(dict.firstIndex(of: separate) == 0)
+        #expect(dict.replaceValue(3, forKey: separate) == 1)
+        #expect(dict.firstIndex(of: stored) == 0)
+        #expect(dict.replaceValue(4, forKey: "short") == 2)
+        #expect(dict.replaceValue(5, forKey: String(stored.dropLast())) == nil)  // a new key
+        #expect(dict.keys.count == 3 && dict[stored] == 3 && dict["short"] == 4)
+    }
+
     @Test(arguments: [3, 40])
     func dictionaryKeepsOrderReplacesInPlaceAndRemoves(size: Int) {
         var dict = PlistDictionary()
