@@ -3,7 +3,7 @@ import Settings
 import Testing
 import SettingsTestSupport
 
-// The samples of Docs/ModelFiles.md, compiled and run.
+// The types of Docs/ModelFiles.md, for the checks its samples cannot show.
 
 enum ModelGuide {
     struct Profile: SettingsModel, Codable {
@@ -41,8 +41,24 @@ enum ModelGuide {
     }
 }
 
+extension GuideSuites {
 @Suite("Guide: Model files")
 struct ModelFilesGuideTests {
+    @Test func samplesRunAsWritten() async throws {
+        let run = try await GuideRun.run(setUp: { dir in
+            try PlistValue.dictionary(["timeout": 30]).write(to: dir.file("settings.plist"))
+        }) {
+            for sample in samplesOfModelFiles { try await sample() }
+        }
+        // XML, human-editable; nil and @Transient not written. The binary copy holds the same.
+        #expect(try run.file("profile.plist") == ["name": "Guest", "volume": 0.5, "favourites": []])
+        #expect(try run.directory.bytes("profile.bplist").starts(with: Array("bplist00".utf8)))
+        #expect(try run.file("profile.bplist") == run.file("profile.plist"))
+        #expect(run.shared?["profile"] == nil)   // written, then reset to Profile()
+    }
+
+    // Below: the guide's types that no sample saves (Document, the migrated Profile), and the
+    // values the samples leave in local constants, read back.
     @Test func declaringAndSavingModels() throws {
         let dir = try TemporaryDirectory()
         var profile = ModelGuide.Profile()
@@ -91,4 +107,5 @@ struct ModelFilesGuideTests {
         try store.flushNow()
         #expect(try PlistValue(contentsOf: storeFile) == ["Network": ["timeout": 30], "$version": 1])
     }
+}
 }

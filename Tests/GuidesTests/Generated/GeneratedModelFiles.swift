@@ -23,11 +23,6 @@ fileprivate struct Document: SettingsModel {
     @Archived var tint = SettingsColor(hex: "#336699")!   // stored as "#336699", like a setting
     var selection = 0                     // transient: keeps its initial value on load
 }
-fileprivate func sample_ModelFiles_12() async throws {
-    // Codable: every stored property is archived, except those marked @Transient.
-
-    // Marked fields (MFDynamicStorage): only @Archived properties are archived.
-}
 
 // Docs/ModelFiles.md:49
 fileprivate func sample_ModelFiles_49() async throws {
@@ -70,3 +65,6 @@ fileprivate func sample_ModelFiles_176() async throws {
     })
     _ = store
 }
+
+/// The samples of Docs/ModelFiles.md in the guide's order, for its GuideTests to run.
+let samplesOfModelFiles: [@Sendable () async throws -> Void] = [sample_ModelFiles_49, sample_ModelFiles_98, sample_ModelFiles_176]
