@@ -20,6 +20,8 @@ How a guide's blocks become Swift:
   `fileprivate` (so two guides may both declare `AppSettings`);
 - everything else in a block becomes the body of its own `fileprivate func` (compiled, and listed
   in `samplesOf<Guide>`; a block of comments alone is neither);
+- a guide whose shared declarations (below) include `store` also gets `sharedStoreOf<Guide>`, so
+  its GuideTests reads back the values the samples leave there (shown in the guide as comments);
 - `<!-- doc-blocks: shared -->` before a block marks declarations the guide's other samples use
   (`store`, `defaultsURL`), shown to the reader: they go to file scope. Nothing is hidden and no
   import is added: a generated file has only the imports its guide's blocks write, so the samples
@@ -235,6 +237,9 @@ def generate(guide, write=True):
     if guide not in ELSEWHERE:
         out.append("/// The samples of %s in the guide's order, for its GuideTests to run." % guide)
         out.append("let samplesOf%s: [@Sendable () async throws -> Void] = [%s]" % (name, ", ".join(samples)))
+        if any(NAMED.match(line) and NAMED.match(line).group(1) == "store" for line in prelude):
+            out.append("/// The guide's shared `store`, for its GuideTests to read back what the samples left in it.")
+            out.append("var sharedStoreOf%s: SettingsStore { store }" % name)
     path = os.path.join(ELSEWHERE.get(guide, OUT), "Generated%s.swift" % name)
     text = "\n".join(out).rstrip("\n") + "\n"
     if write:

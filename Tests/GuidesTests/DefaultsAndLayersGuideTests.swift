@@ -23,32 +23,28 @@ struct DefaultsAndLayersGuideTests {
               user       in memory: 60
               defaults   in code: 30
             """), "\(run.printed)")
+        // What the samples left in the guide's `store`, as its comments say.
+        let store = sharedStoreOfDefaultsAndLayers
+        #expect(store["API/host"] == "staging.example.com")
+        #expect(store.source(of: "API/host") == .overrides)
+        #expect(store["API/port"] == 443)
+        #expect(store.source(of: "API/port") == .defaults)
+        #expect(store["Network/timeout"] == 5)
+        #expect(store.source(of: "Network/timeout") == .volatile)
+        #expect(store["autoPlay"] == true)   // Defaults.plist's, over the default registered in code
         // The schema, written beside the shared store's file.
         let shared = try #require(SettingsStore.shared.url)
         let schema = shared.deletingLastPathComponent().appending(path: ".settings.plist.meta/schema.json")
         #expect(try String(contentsOf: schema, encoding: .utf8).contains(#""title": "Preferences""#))
     }
 
-    // What the samples leave in local constants (the guide shows them as comments), read back.
-    @Test func layersOverridesAndVolatileValues() throws {
-        let dir = try TemporaryDirectory()
-        let optionsURL = dir.file("Options.plist"), stagingURL = dir.file("Staging.plist")
-        try PlistValue.dictionary(["API": ["host": "example.com", "port": 443]]).write(to: optionsURL)
-        try PlistValue.dictionary(["API": ["host": "staging.example.com"]]).write(to: stagingURL)
+    // The samples apply this process's own arguments and environment, so what the guide's comments
+    // say of their forms (`myapp -Network/timeout 5`, `MYAPP_Network__timeout=5`) is checked here.
+    @Test func argumentsAndEnvironmentForms() {
         let store = SettingsStore.inMemory()
-        try store.registerDefaults(contentsOf: optionsURL)
-        try store.loadOverrides(contentsOf: stagingURL)
-        #expect(store["API/host"] == "staging.example.com")
-        #expect(store.source(of: "API/host") == .overrides)
-        #expect(store["API/port"] == 443)
-
-        store.register(defaults: ["Network": ["timeout": 30]])
-        store["Network/timeout"] = 60
-        #expect(store.source(of: "Network/timeout") == .user)
-        store.setVolatile(5, for: "Network/timeout")
-        #expect(store.source(of: "Network/timeout") == .volatile)
         store.applyArguments(["myapp", "-Network/timeout", "7", "-verbose", "YES"])
         #expect(store["Network/timeout"] == 7)
+        #expect(store.source(of: "Network/timeout") == .volatile)
         #expect(store["verbose"] == true)
         _ = store.applyEnvironment(prefix: "MYAPP", ["MYAPP_Network__retries": "3"])
         #expect(store["Network/retries"] == 3)

@@ -35,6 +35,7 @@ struct ObservingGuideTests {
         #expect(lines.filter { $0 == "volume 0.5 -> 0.8" }.count == 2, "\(run.printed)")
         #expect(lines.contains("write [theme]"), "\(run.printed)")
         #expect(lines.contains("Optional(45)"), "\(run.printed)")
+        #expect(sharedStoreOfObserving["theme"] == "sepia")   // "another part of the program changes them"
     }
 
     // MARK: - What the samples cannot show

@@ -15,6 +15,7 @@ struct PersistenceGuideTests {
         // The quick example: 0.8 "durable" in settings.plist when flush() returns.
         #expect(try run.file("settings.plist")["volume"] == 0.8)
         // Nothing locked the file and nothing failed to load: neither prints.
+        #expect(sharedStoreOfPersistence.loadError == nil)
         #expect(!run.printed.contains("fileLocked") && !run.printed.contains("settings.plist:"), "\(run.printed)")
     }
 }

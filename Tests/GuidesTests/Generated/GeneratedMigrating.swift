@@ -203,3 +203,5 @@ fileprivate func sample_Migrating_415() async throws {
 
 /// The samples of Docs/Migrating.md in the guide's order, for its GuideTests to run.
 let samplesOfMigrating: [@Sendable () async throws -> Void] = [sample_Migrating_47, sample_Migrating_67, sample_Migrating_90, sample_Migrating_119, sample_Migrating_147, sample_Migrating_169, sample_Migrating_202, sample_Migrating_228, sample_Migrating_248, sample_Migrating_270, sample_Migrating_288, sample_Migrating_299, sample_Migrating_344, sample_Migrating_364, sample_Migrating_388, sample_Migrating_415]
+/// The guide's shared `store`, for its GuideTests to read back what the samples left in it.
+var sharedStoreOfMigrating: SettingsStore { store }

@@ -64,3 +64,5 @@ fileprivate func sample_Persistence_484() async throws {
 
 /// The samples of Docs/Persistence.md in the guide's order, for its GuideTests to run.
 let samplesOfPersistence: [@Sendable () async throws -> Void] = [sample_Persistence_65, sample_Persistence_304, sample_Persistence_326, sample_Persistence_484]
+/// The guide's shared `store`, for its GuideTests to read back what the samples left in it.
+var sharedStoreOfPersistence: SettingsStore { store }

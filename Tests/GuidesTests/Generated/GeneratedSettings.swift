@@ -64,3 +64,5 @@ fileprivate func sample_Settings_140() async throws {
 
 /// The samples of Docs/Settings.md in the guide's order, for its GuideTests to run.
 let samplesOfSettings: [@Sendable () async throws -> Void] = [sample_Settings_96, sample_Settings_116, sample_Settings_140]
+/// The guide's shared `store`, for its GuideTests to read back what the samples left in it.
+var sharedStoreOfSettings: SettingsStore { store }
