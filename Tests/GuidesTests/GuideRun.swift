@@ -23,7 +23,8 @@ struct GuideRun {
     let directory: TemporaryDirectory
     /// What the samples printed on standard output.
     let printed: String
-    /// What they printed on standard error (the library's warnings).
+    /// What they printed on standard error: the warnings of `SettingsStore.shared` (and of any
+    /// store whose `diagnosticsHandler` the test set to ``SettingsDiagnostics/standardError``).
     let warned: String
     /// `SettingsStore.shared`'s file after the run (flushed), `nil` when there is none.
     let shared: PlistValue?
@@ -57,6 +58,10 @@ struct GuideRun {
         try #require(sharedFile.path.hasPrefix(home + "/"), "SettingsStore.shared was named before the sandbox was set, at \(sharedFile.path): not running samples that would write there")
         shared.removeAllUserValues()
         try await shared.flush()
+        // The library's default, standard error, for the store's own warnings: other suites replace
+        // the process-wide handler while they run (SettingsTests' DiagnosticsRecorder).
+        shared.diagnosticsHandler = SettingsDiagnostics.standardError
+        defer { shared.diagnosticsHandler = nil }
 
         let directory = try TemporaryDirectory()
         for name in ["home", "config"] {
@@ -64,11 +69,11 @@ struct GuideRun {
         }
         try setUp(directory)
         let savedDirectory = FileManager.default.currentDirectoryPath
+        try #require(FileManager.default.changeCurrentDirectoryPath(directory.path))
         let savedEnvironment = [String](["HOME", "XDG_CONFIG_HOME"]).map { name in (name, getenv(name).map { String(cString: $0) }) }
         setenv("HOME", directory.path("home"), 1)
         setenv("XDG_CONFIG_HOME", directory.path("config"), 1)
-        try #require(FileManager.default.changeCurrentDirectoryPath(directory.path))
-        func restore() {
+        defer {
             _ = FileManager.default.changeCurrentDirectoryPath(savedDirectory)
             for (name, value) in savedEnvironment {
                 if let value { setenv(name, value, 1) } else { unsetenv(name) }
@@ -84,7 +89,6 @@ struct GuideRun {
             failure = error
         }
         let (printed, warned) = output.finish()
-        restore()
         if let failure { throw failure }
         let sharedValue = FileManager.default.fileExists(atPath: sharedFile.path) ? try PlistValue(contentsOf: sharedFile) : nil
         return GuideRun(directory: directory, printed: printed, warned: warned, shared: sharedValue)
@@ -98,16 +102,19 @@ private final class OutputCapture {
     private let files: [(descriptor: Int32, saved: Int32, path: String)]
 
     init(_ directory: TemporaryDirectory) throws {
+        let paths = [directory.path(".captured-1"), directory.path(".captured-2")]
+        let opened = paths.map { open($0, O_WRONLY | O_CREAT | O_TRUNC, 0o600) }
+        guard opened.allSatisfy({ $0 >= 0 }) else {
+            for file in opened where file >= 0 { close(file) }
+            throw POSIXError(.init(rawValue: errno) ?? .EIO)
+        }
         fflush(nil)   // every stream: `stdout` itself is a C global Swift 6 does not let us name
         var files: [(Int32, Int32, String)] = []
-        for descriptor: Int32 in [1, 2] {
-            let path = directory.path(".captured-\(descriptor)")
-            let file = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-            try #require(file >= 0)
+        for (index, descriptor) in [Int32(1), 2].enumerated() {
             let saved = dup(descriptor)
-            dup2(file, descriptor)
-            close(file)
-            files.append((descriptor, saved, path))
+            dup2(opened[index], descriptor)
+            close(opened[index])
+            files.append((descriptor, saved, paths[index]))
         }
         self.files = files
     }

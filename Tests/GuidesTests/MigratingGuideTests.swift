@@ -55,6 +55,8 @@ struct MigratingGuideTests {
             try PlistValue.dictionary(["PreferenceSpecifiers": [["Type": "PSToggleSwitchSpecifier", "Key": "autoUpdate", "DefaultValue": true]]])
                 .write(to: dir.file("Settings.bundle/Root.plist"))
         }) {
+            // Its warnings on standard error whichever handler other suites put in place meanwhile.
+            sharedStoreOfMigrating.diagnosticsHandler = SettingsDiagnostics.standardError
             for sample in samplesOfMigrating { try await sample() }
         }
         #expect(run.printed.contains("redraw\n"), "\(run.printed)")   // the @AppStorage sample
