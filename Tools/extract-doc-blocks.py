@@ -3,9 +3,14 @@
 
 The guides are tested one way, in one target, Tests/GuidesTests: each guide's samples are
 extracted by this script and compiled as a reader copies them (Generated/Generated<Guide>.swift,
-checked in, so a sample that does not compile fails the build), and the guide's
-<Guide>GuideTests.swift runs what it shows. GuidesAreCurrentTests runs `--check`: it fails when a
-generated file is not what this script makes of its guide now. After editing a guide:
+checked in, so a sample that does not compile fails the build), and listed, in the guide's order,
+as `samplesOf<Guide>`, which the guide's <Guide>GuideTests.swift runs as written (in a directory
+of its own holding the files the guide names, with `SettingsStore.shared` and the user's
+configuration directory in a temporary one: Tests/GuidesTests/GuideRun.swift) and checks what the
+guide says they do: what they print, the files they leave, what they throw. A guide whose samples
+are all declarations (Docs/Administration.md, Docs/Testing.md) has an empty list: its functions are
+compiled, not run. GuidesAreCurrentTests runs `--check`: it fails when a generated file is not what
+this script makes of its guide now. After editing a guide:
 
     python3 Tools/extract-doc-blocks.py           # write the files
     python3 Tools/extract-doc-blocks.py --check   # exit 1, naming each stale file
@@ -13,8 +18,10 @@ generated file is not what this script makes of its guide now. After editing a g
 How a guide's blocks become Swift:
 - top-level declarations (struct, enum, class, protocol, func, extension) go to file scope,
   `fileprivate` (so two guides may both declare `AppSettings`);
-- everything else in a block becomes the body of its own `fileprivate func` (compiled; the
-  guides in RUN also list them, in order, as `samplesOf<Guide>`, which their GuideTests run);
+- everything else in a block becomes the body of its own `fileprivate func` (compiled, and listed
+  in `samplesOf<Guide>`; a block of comments alone is neither);
+- a guide whose shared declarations (below) include `store` also gets `sharedStoreOf<Guide>`, so
+  its GuideTests reads back the values the samples leave there (shown in the guide as comments);
 - `<!-- doc-blocks: shared -->` before a block marks declarations the guide's other samples use
   (`store`, `defaultsURL`), shown to the reader: they go to file scope. Nothing is hidden and no
   import is added: a generated file has only the imports its guide's blocks write, so the samples
@@ -23,9 +30,18 @@ How a guide's blocks become Swift:
   Package.swift fragment). Getting started is also built and run whole, in a new package, by
   Tests/GuidesTests/GettingStartedGuideTests.swift.
 
+Compiled but not run (COMPILE_ONLY names each by a line of it, with the reason; the generated
+file says so above the sample, and the script fails when a named line is no longer in its guide):
+- Docs/Persistence.md: `for await status in store.persistenceUpdates` (a loop that never ends, as
+  a program's status line does) and `SettingsStore.saveOnTermination()` (it would take SIGTERM,
+  SIGINT and SIGHUP from the whole test process) and `SettingsStore.flushAll(timeout:)` (it would
+  save every file store of the test process, other suites' too, and fail with theirs);
+- Docs/TypesAndTransformers.md: the sample that registers a `Date` transformer (it changes how
+  every `Date` in the test process is stored, under other suites' feet).
+
 A guide whose samples need an integration's dependencies (Docs/Configuration.md: swift-configuration,
 swift-log, swift-service-lifecycle; Docs/Sync.md: postgres-nio, swift-crypto) is written into that
-package's tests instead (ELSEWHERE), and compiles there; `--check` covers it all the same.
+package's tests instead (ELSEWHERE), and compiles there, not run; `--check` covers it all the same.
 """
 import os
 import re
@@ -38,9 +54,17 @@ ELSEWHERE = {
     "Docs/Configuration.md": os.path.join(ROOT, "Integrations", "SettingsConfiguration", "Tests", "SettingsConfigurationTests"),
     "Docs/Sync.md": os.path.join(ROOT, "Integrations", "SettingsPostgres", "Tests", "SettingsPostgresTests"),
 }
-# Guides whose samples are also run, in order, by their GuideTests (Tests/GuidesTests/ObservingGuideTests.swift):
-# their generated file lists them as `samplesOf<Name>`.
-RUN = {"Docs/Observing.md"}
+# Samples compiled but not run: a line of the sample, and why it cannot run in a test process.
+COMPILE_ONLY = {
+    "Docs/Persistence.md": {
+        "for await status in store.persistenceUpdates {": "a loop that never ends",
+        "SettingsStore.saveOnTermination()": "it would take SIGTERM, SIGINT and SIGHUP from the test process",
+        "try await SettingsStore.flushAll(": "it saves every file store of the test process, other suites' too",
+    },
+    "Docs/TypesAndTransformers.md": {
+        "SettingsTransformers.register(SettingsTransformer<Date>(": "it changes how every Date in the test process is stored",
+    },
+}
 GUIDES = [
     "README.md",
     "Docs/GettingStarted.md",
@@ -175,6 +199,8 @@ def generate(guide, write=True):
     imports, declared, body_lines, samples = [], set(), [], []
     chunks = [(None, split_block(prelude, constants_too=True)[0], [])] if prelude else []
     chunks += [(start, *split_block(body)) for start, body, skipped in blocks if not skipped]
+    compile_only = COMPILE_ONLY.get(guide, {})
+    unused = set(compile_only)
     for start, declarations, statements in chunks:
         imports += [c[0] for c in declarations if c[0].startswith("import ") and c[0] not in imports]
         names = {declared_name(c) for c in declarations} - {None}
@@ -184,8 +210,14 @@ def generate(guide, write=True):
         lines = []
         for chunk in declarations:
             lines.extend(file_private(chunk))
-        if [l for l in statements if l.strip()]:
-            samples.append(("Sample_%s_%d." % (name, start + 1) if scoped else "") + "sample_%s_%d" % (name, start + 1))
+        if [l for l in statements if l.strip() and not l.strip().startswith("//")]:
+            named = [line for line in compile_only if any(l.strip().startswith(line) for l in statements)]
+            why = [compile_only[line] for line in named]
+            unused -= set(named)
+            if why:
+                lines.append("// Compiled, not run: %s." % "; ".join(why))
+            else:
+                samples.append(("Sample_%s_%d." % (name, start + 1) if scoped else "") + "sample_%s_%d" % (name, start + 1))
             lines.append("%sfunc sample_%s_%d() async throws {" % ("static " if scoped else "fileprivate ", name, start + 1))
             lines.extend(("    " + l) if l.strip() else "" for l in statements)
             lines.extend("    " + l for l in used(statements))
@@ -200,9 +232,14 @@ def generate(guide, write=True):
         body_lines.append("")
     out[2 + len(assumed):2 + len(assumed)] = [i for i in imports if i not in assumed]
     out.extend(body_lines)
-    if guide in RUN:
+    if unused:
+        raise SystemExit("%s: COMPILE_ONLY names a line no sample of the guide has: %s" % (guide, ", ".join(sorted(unused))))
+    if guide not in ELSEWHERE:
         out.append("/// The samples of %s in the guide's order, for its GuideTests to run." % guide)
         out.append("let samplesOf%s: [@Sendable () async throws -> Void] = [%s]" % (name, ", ".join(samples)))
+        if any(NAMED.match(line) and NAMED.match(line).group(1) == "store" for line in prelude):
+            out.append("/// The guide's shared `store`, for its GuideTests to read back what the samples left in it.")
+            out.append("var sharedStoreOf%s: SettingsStore { store }" % name)
     path = os.path.join(ELSEWHERE.get(guide, OUT), "Generated%s.swift" % name)
     text = "\n".join(out).rstrip("\n") + "\n"
     if write:

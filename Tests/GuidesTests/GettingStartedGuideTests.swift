@@ -3,33 +3,29 @@ import Settings
 import SettingsTestSupport
 import Testing
 
-/// Docs/GettingStarted.md: its samples run on a temporary store, and the whole guide done as a
-/// reader does it, in a new package.
+/// Docs/GettingStarted.md: its samples run as written, and the whole guide done as a reader does
+/// it, in a new package.
+extension GuideSuites {
 @Suite("Guide: Getting started")
 struct GettingStartedGuideTests {
-    // MARK: - The samples, on a temporary store
+    // MARK: - The samples, as written
 
-    @Test func gettingStarted() async throws {
-        let dir = try TemporaryDirectory()
-        let defaultsURL = dir.file("Defaults.plist")
-        try PlistValue.dictionary(["autoPlay": true, "Network": ["timeout": 30.0]]).write(to: defaultsURL)
-        let store = SettingsStore.file(dir.file(), autosaveDelay: nil)
-        let settings = Guide.AppSettings(store: store)
-        let warnings = try store.registerDefaults(contentsOf: defaultsURL, checking: settings)
-        #expect(warnings.map(\.key) == ["Network/proxy"])
-        #expect(settings.autoPlay)
-        settings.timeout = 60
-        #expect(settings.$timeout.source == .user)
-        settings.$timeout.reset()
-        #expect(settings.timeout == 30)
-        settings.timeout = 45
-        let seen = Received<String>()
-        let observation = settings.$timeout.onChange { new, old in seen.append("timeout \(old) -> \(new)") }
-        settings.timeout = 50
-        #expect(seen.all == ["timeout 45.0 -> 50.0"])
-        try await store.flush()
-        #expect(try PlistValue(contentsOf: dir.file())["Network"]?["timeout"] == 50.0)
-        _ = observation
+    /// The guide's `Defaults.plist` (its first `xml` block).
+    static func defaultsPlist() throws -> String {
+        let markdown = try String(contentsOf: root.appending(path: "Docs/GettingStarted.md"), encoding: .utf8)
+        return try #require(blocks("xml", in: markdown).first)
+    }
+
+    @Test func samplesRunAsWritten() async throws {
+        let defaults = try Self.defaultsPlist()
+        let run = try await GuideRun.run(setUp: { try $0.write("Defaults.plist", defaults) }) {
+            for sample in samplesOfGettingStarted { try await sample() }
+        }
+        for line in ["1 setting(s) without a default", "autoPlay: true, timeout: 30.0 (from defaults)", "timeout now 45.0 (from user)"] {
+            #expect(run.printed.contains(line + "\n"), "\(run.printed)")
+        }
+        #expect(run.warned.contains("warning: setting 'Network/proxy' (String?, AppSettings.proxy) has no default in code or in Defaults.plist"), "\(run.warned)")
+        #expect(run.shared?["Network"]?["timeout"] == 45.0)   // "durable now"
     }
 
     // MARK: - The whole guide, in a new package
@@ -119,4 +115,5 @@ struct GettingStartedGuideTests {
         #expect(secondOutput.contains("timeout now 60.0 (from user)"))
         #expect(FileManager.default.fileExists(atPath: config.appending(path: "MyApp/settings.plist").path))
     }
+}
 }

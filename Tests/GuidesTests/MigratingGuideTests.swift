@@ -3,24 +3,11 @@ import Settings
 import Testing
 import SettingsTestSupport
 
-// The samples of the guides, run (with in-memory stores or temporary files where the docs use
-// the shared store or fixed paths): `Guide` holds the types of README.md, Docs/GettingStarted.md,
-// DefaultsAndLayers.md, TypesAndTransformers.md and Migrating.md, run by the *GuideTests suites.
+// Hand-written copies of guide types, for the checks their samples cannot show (the samples keep
+// what they read in local constants): Docs/TypesAndTransformers.md's and Docs/Migrating.md's.
+// They name stores of their own, never `SettingsStore.shared` (see GuideRun).
 
 enum Guide {
-    struct AppSettings {
-        @Setting var autoPlay: Bool
-        @Setting var timeout: Double
-        @Setting var proxy: String?
-        @Setting var accent: SettingsColor
-        init(store: SettingsStore) {
-            _autoPlay = Setting("autoPlay", default: false, store: store)
-            _timeout = Setting("Network/timeout", default: 30.0, store: store)
-            _proxy = Setting("Network/proxy", store: store)
-            _accent = Setting("accent", default: SettingsColor(hex: "#FF8800")!, store: store)
-        }
-    }
-
     enum Theme: String, Codable, SettingsValue { case system, light, dark }
     struct Profile: Codable, Sendable, Equatable, SettingsValue { var name = "Guest"; var volume = 0.5 }
     struct Typed {
@@ -34,18 +21,13 @@ enum Guide {
     struct MYAppDefaults {
         @Setting(default: false, store: .inMemory()) var autoPlayVoiceOver: Bool
         @Setting(default: 30.0, store: .inMemory()) var loginTimeoutInterval: TimeInterval
-        @Setting var lastUpdate: Date?   // key-less and optional: no arguments at all
+        @Setting(store: .inMemory()) var lastUpdate: Date?   // key-less and optional
     }
     struct MYModelClass: SettingsModel {
         @Archived var backgroundColor = SettingsColor(hex: "#FFFFFF")!
         @Archived var brightness: Float = 1
         @Archived var someURL = URL(string: "https://example.com")!
         var propertyThatWontBeArchived = ""
-    }
-    // Migrating: PSTSettings
-    struct MySettings {
-        @Setting(default: false, store: .inMemory()) var flagTheDoesSomething: Bool
-        @Setting(default: "", store: .inMemory()) var someStringThatSaysStuff: String
     }
     // Migrating: Palau
     static let lessThan10: @Sendable (Int) -> Bool = { $0 < 10 }
@@ -57,14 +39,45 @@ enum Guide {
     }
 }
 
+extension GuideSuites {
 @Suite("Guide: Migrating")
 struct MigratingGuideTests {
+    // The guide's samples, run as written; the checks below it read back, on copies, values the
+    // samples keep in local constants (the guide shows them as comments).
+    @Test func samplesRunAsWritten() async throws {
+        let run = try await GuideRun.run(setUp: { dir in
+            try PlistValue.dictionary(["volume": 0.3, "lastTrack": "Outro"]).write(to: dir.file("com.example.player.plist"))
+            try PlistValue.dictionary(["AutoPlayVoiceOver": true, "LoginTimeoutInterval": 30.0]).write(to: dir.file("Defaults.plist"))
+            try PlistValue.dictionary(["My boolean": true, "Root": ["Sub": ["Key": "Value"]]]).write(to: dir.file("Options.plist"))
+            try PlistValue.dictionary(["Root": ["Sub": ["Key": "Value"]]]).write(to: dir.file("DefaultOptions.plist"))
+            try PlistValue.dictionary(["Root": ["Sub": ["Another key": "Target value"]]]).write(to: dir.file("TargetOptions.plist"))
+            try FileManager.default.createDirectory(at: dir.file("Settings.bundle"), withIntermediateDirectories: true)
+            try PlistValue.dictionary(["PreferenceSpecifiers": [["Type": "PSToggleSwitchSpecifier", "Key": "autoUpdate", "DefaultValue": true]]])
+                .write(to: dir.file("Settings.bundle/Root.plist"))
+        }) {
+            // Its warnings on standard error whichever handler other suites put in place meanwhile.
+            sharedStoreOfMigrating.diagnosticsHandler = SettingsDiagnostics.standardError
+            for sample in samplesOfMigrating { try await sample() }
+        }
+        #expect(run.printed.contains("redraw\n"), "\(run.printed)")   // the @AppStorage sample
+        // MFDynamic: the key-less optional has no default anywhere, and is reported.
+        #expect(run.warned.contains("'LastUpdate'"), "\(run.warned)")
+        // MFDynamic and PSTSettings bind to SettingsStore.shared: first letter capitalised.
+        #expect(run.shared?["AutoPlayVoiceOver"] == true)
+        #expect(run.shared?["FlagTheDoesSomething"] == true)
+        // MFDynamicStorage: only the @Archived properties are in the file.
+        #expect(try run.file("Model.plist") == ["backgroundColor": "#FFFFFF", "brightness": 1.0, "someURL": "https://example.com"])
+        // The guide's `store`: Settings.bundle's default read, then "clear everything" (Palau).
+        #expect(sharedStoreOfMigrating["autoUpdate"] == true)
+        #expect(sharedStoreOfMigrating.source(of: "autoUpdate") == .defaults)
+        #expect(sharedStoreOfMigrating["username"] == nil)
+    }
 
+    // What the samples do not do: a date written to the key-less setting, a model with a
+    // non-archived property set, then loaded.
     @Test func migratingFromMFDynamic() throws {
         let defaults = SettingsStore.bind(Guide.MYAppDefaults(), to: .inMemory())
         defaults.autoPlayVoiceOver = true
-        #expect(defaults.$autoPlayVoiceOver.key == "AutoPlayVoiceOver")
-        #expect(defaults.$autoPlayVoiceOver.store["AutoPlayVoiceOver"] == true)
         #expect(defaults.lastUpdate == nil)
         #expect(defaults.$lastUpdate.key == "LastUpdate")
         let now = Date(timeIntervalSince1970: 1_700_000_000)
@@ -79,9 +92,9 @@ struct MigratingGuideTests {
         let loaded = try Guide.MYModelClass.load(from: dir.file("Model.plist"))
         #expect(loaded.brightness == 0.5)
         #expect(loaded.propertyThatWontBeArchived == "")
-        #expect(try PlistValue(contentsOf: dir.file("Model.plist"))["someURL"] == "https://example.com")
     }
 
+    // The TFOptionsKit samples read into local constants: these are the values the guide names.
     @Test func migratingFromTFOptionsKit() throws {
         let dir = try TemporaryDirectory()
         let optionsURL = dir.file("DefaultOptions.plist"), targetURL = dir.file("Options.plist")
@@ -97,17 +110,7 @@ struct MigratingGuideTests {
         #expect(throws: SettingsError.self) { let _: String = try options.requiredValue(for: "Root/Missing") }
     }
 
-    @Test func migratingFromPSTSettingsAndAlchemic() {
-        let settings = SettingsStore.bind(Guide.MySettings())
-        settings.flagTheDoesSomething = true
-        #expect(settings.flagTheDoesSomething)
-        #expect(settings.$flagTheDoesSomething.key == "FlagTheDoesSomething")
-
-        let store = SettingsStore.inMemory()
-        store["username"] = "derek"
-        #expect(store["username"]?.stringValue == "derek")
-    }
-
+    // The Palau samples set and read locals, and their observer sees no change: checked here.
     @Test func migratingFromPalau() {
         let defaults = Guide.Defaults()
         defaults.name = "I am a great String value!"
@@ -125,4 +128,5 @@ struct MigratingGuideTests {
         #expect(printed.all == [#"changed to: ["a"] from: []"#])
         _ = observation
     }
+}
 }

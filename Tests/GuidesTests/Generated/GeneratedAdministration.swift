@@ -29,3 +29,6 @@ fileprivate func makePinnedStore() -> SettingsStore {
     options.systemFiles = .application("App", directories: .fixed(["/etc/xdg"]))
     return SettingsStore.file(SettingsStore.defaultFileURL(application: "App"), options: options)
 }
+
+/// The samples of Docs/Administration.md in the guide's order, for its GuideTests to run.
+let samplesOfAdministration: [@Sendable () async throws -> Void] = []

@@ -98,3 +98,8 @@ fileprivate func sample_DefaultsAndLayers_212() async throws {
     _ = renamedStore
     _ = moved
 }
+
+/// The samples of Docs/DefaultsAndLayers.md in the guide's order, for its GuideTests to run.
+let samplesOfDefaultsAndLayers: [@Sendable () async throws -> Void] = [sample_DefaultsAndLayers_16, sample_DefaultsAndLayers_49, sample_DefaultsAndLayers_88, sample_DefaultsAndLayers_155, sample_DefaultsAndLayers_167, sample_DefaultsAndLayers_188, sample_DefaultsAndLayers_212]
+/// The guide's shared `store`, for its GuideTests to read back what the samples left in it.
+var sharedStoreOfDefaultsAndLayers: SettingsStore { store }

@@ -29,3 +29,6 @@ fileprivate func sample_GettingStarted_82() async throws {
     _ = missing
     _ = origin
 }
+
+/// The samples of Docs/GettingStarted.md in the guide's order, for its GuideTests to run.
+let samplesOfGettingStarted: [@Sendable () async throws -> Void] = [sample_GettingStarted_82]

@@ -95,3 +95,5 @@ fileprivate func sample_Observing_136() async throws {
 
 /// The samples of Docs/Observing.md in the guide's order, for its GuideTests to run.
 let samplesOfObserving: [@Sendable () async throws -> Void] = [sample_Observing_22, sample_Observing_70, sample_Observing_84, sample_Observing_106, sample_Observing_120, sample_Observing_136]
+/// The guide's shared `store`, for its GuideTests to read back what the samples left in it.
+var sharedStoreOfObserving: SettingsStore { store }

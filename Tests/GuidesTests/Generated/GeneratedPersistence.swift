@@ -31,6 +31,7 @@ fileprivate func sample_Persistence_304() async throws {
 }
 
 // Docs/Persistence.md:316
+// Compiled, not run: a loop that never ends.
 fileprivate func sample_Persistence_316() async throws {
     for await status in store.persistenceUpdates {
         if let problem = status.lastSaveError { print("Settings cannot be saved: \(problem)") }
@@ -43,11 +44,13 @@ fileprivate func sample_Persistence_326() async throws {
 }
 
 // Docs/Persistence.md:377
+// Compiled, not run: it would take SIGTERM, SIGINT and SIGHUP from the test process.
 fileprivate func sample_Persistence_377() async throws {
     SettingsStore.saveOnTermination()              // SIGTERM, SIGINT, SIGHUP; at most 5 s
 }
 
 // Docs/Persistence.md:393
+// Compiled, not run: it saves every file store of the test process, other suites' too.
 fileprivate func sample_Persistence_393() async throws {
     try await SettingsStore.flushAll(timeout: .seconds(5))
 }
@@ -58,3 +61,8 @@ fileprivate func sample_Persistence_484() async throws {
         print(problem)   // /home/ada/.config/App/settings.plist:3:3: unknown tag <integr> (moved aside to ...corrupt-20261123T101502.123Z; using defaults)
     }
 }
+
+/// The samples of Docs/Persistence.md in the guide's order, for its GuideTests to run.
+let samplesOfPersistence: [@Sendable () async throws -> Void] = [sample_Persistence_65, sample_Persistence_304, sample_Persistence_326, sample_Persistence_484]
+/// The guide's shared `store`, for its GuideTests to read back what the samples left in it.
+var sharedStoreOfPersistence: SettingsStore { store }

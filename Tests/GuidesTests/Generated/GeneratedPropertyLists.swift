@@ -41,3 +41,6 @@ fileprivate func sample_PropertyLists_170() async throws {
     _ = problems
     _ = json
 }
+
+/// The samples of Docs/PropertyLists.md in the guide's order, for its GuideTests to run.
+let samplesOfPropertyLists: [@Sendable () async throws -> Void] = [sample_PropertyLists_33, sample_PropertyLists_109, sample_PropertyLists_170]

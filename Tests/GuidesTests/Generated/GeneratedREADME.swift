@@ -38,3 +38,6 @@ fileprivate func sample_README_131() async throws {
     _ = timeout
     _ = copy
 }
+
+/// The samples of README.md in the guide's order, for its GuideTests to run.
+let samplesOfREADME: [@Sendable () async throws -> Void] = [sample_README_114, sample_README_131]

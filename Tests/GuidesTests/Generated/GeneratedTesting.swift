@@ -5,12 +5,6 @@ import SettingsTesting
 import Foundation
 
 // Docs/Testing.md:8
-fileprivate func sample_Testing_8() async throws {
-    // .testTarget(name: "MyAppTests", dependencies: [
-    //     .product(name: "Settings", package: "Settings"),
-    //     .product(name: "SettingsTesting", package: "Settings"),
-    // ])
-}
 
 // Docs/Testing.md:19
 fileprivate struct PlayerSettings {
@@ -49,3 +43,6 @@ fileprivate func checkMyTypes() throws {
     try SettingsConformance.checkModel([Profile(), Profile(name: "Grace")])    // also: unknown keys kept
     try SettingsConformance.checkSchema(of: AppSettings())                     // defaults fit the schema
 }
+
+/// The samples of Docs/Testing.md in the guide's order, for its GuideTests to run.
+let samplesOfTesting: [@Sendable () async throws -> Void] = []

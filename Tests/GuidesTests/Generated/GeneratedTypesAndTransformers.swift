@@ -26,6 +26,7 @@ fileprivate struct AppSettings {
 extension Temperature: SettingsValue {
     static var settingsTransformer: SettingsTransformer<Temperature> { .celsius }
 }
+// Compiled, not run: it changes how every Date in the test process is stored.
 fileprivate func sample_TypesAndTransformers_73() async throws {
     // 1. The type knows how to store itself.
 
@@ -44,3 +45,6 @@ fileprivate func sample_TypesAndTransformers_73() async throws {
     _ = celsius
     _ = outside
 }
+
+/// The samples of Docs/TypesAndTransformers.md in the guide's order, for its GuideTests to run.
+let samplesOfTypesAndTransformers: [@Sendable () async throws -> Void] = []
