@@ -46,4 +46,4 @@ fileprivate func sample_HistoryAndProvenance_138() async throws {
 }
 
 /// The samples of Docs/HistoryAndProvenance.md in the guide's order, for its GuideTests to run.
-let samplesOfHistoryAndProvenance: [@Sendable () async throws -> Void] = [sample_HistoryAndProvenance_135]
+let samplesOfHistoryAndProvenance: [@Sendable () async throws -> Void] = [sample_HistoryAndProvenance_138]
