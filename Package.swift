@@ -60,7 +60,10 @@ let package = Package(
             swiftSettings: upcoming
         ),
         // What every test target shares: `TemporaryDirectory`, `hangLimit`, `growth(from:to:tries:_:)`.
-        .target(name: "SettingsTestSupport", path: "Tests/SettingsTestSupport", swiftSettings: upcoming),
+        // A C constructor that points the test process's XDG_CONFIG_HOME at a directory of its own
+        // before any test runs (Tests/SettingsTestSandbox/sandbox.c); every test target links it.
+        .target(name: "SettingsTestSandbox", path: "Tests/SettingsTestSandbox"),
+        .target(name: "SettingsTestSupport", dependencies: ["SettingsTestSandbox"], path: "Tests/SettingsTestSupport", swiftSettings: upcoming),
         .testTarget(
             name: "SettingsPlistTests",
             dependencies: ["SettingsPlist", "SettingsTestSupport"],
@@ -72,7 +75,7 @@ let package = Package(
         .testTarget(name: "SettingsCLITests", dependencies: ["settings", "SettingsPlist", "SettingsFiles", "SettingsTestSupport"], swiftSettings: upcoming),
         // The guides, tested one way: their ```swift blocks extracted by Tools/extract-doc-blocks.py into
         // Generated/ (a wrong sample fails the build), and each guide's <Guide>GuideTests.swift running what it shows.
-        .testTarget(name: "GuidesTests", dependencies: ["Settings", "SettingsPlist", "SettingsFiles", "SettingsTesting", "SettingsTestSupport"], swiftSettings: upcoming),
+        .testTarget(name: "GuidesTests", dependencies: ["Settings", "SettingsPlist", "SettingsFiles", "SettingsTesting", "SettingsTestSupport", "SettingsTestSandbox"], swiftSettings: upcoming),
     ],
     swiftLanguageModes: [.v6]
 )

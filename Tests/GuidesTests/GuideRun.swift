@@ -1,6 +1,7 @@
 import Foundation
 import Settings
 import SettingsTestSupport
+import SettingsTestSandbox
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -32,17 +33,16 @@ struct GuideRun {
     /// A file the samples left in their working directory, read back.
     func file(_ name: String) throws -> PlistValue { try PlistValue(contentsOf: directory.file(name)) }
 
-    /// Where `SettingsStore.shared` keeps its file in this test process: `$XDG_CONFIG_HOME`, set
-    /// for the whole process to a directory of its own (removed at exit) before any test runs
-    /// (``SharedStoreSandboxTests`` names it in its arguments, which Swift Testing evaluates when
-    /// it plans the run). The store takes its path from the environment the first time anything
-    /// names it (every `@Setting` without `store:` does) and keeps it for the process, so it
-    /// must be set before then, never per test; each run of samples empties the store first.
+    /// Where `SettingsStore.shared` keeps its file in this test process: `$XDG_CONFIG_HOME`, which
+    /// a constructor of the test binary points at a directory of the process's own when it
+    /// starts, before any test runs (`Tests/SettingsTestSandbox`), removed here at exit. The store
+    /// takes its path from the environment the first time anything names it (every `@Setting`
+    /// without `store:` does) and keeps it for the process; each run of samples empties it first.
     static let sharedConfigHome: String = {
-        let path = FileManager.default.temporaryDirectory.appending(path: "settings-guides-\(getpid())-\(UUID().uuidString)").path
-        try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-        atexit { try? FileManager.default.removeItem(atPath: GuideRun.sharedConfigHome) }
-        setenv("XDG_CONFIG_HOME", path, 1)
+        let path = String(cString: settings_test_sandbox_config_home())
+        if !path.isEmpty {
+            atexit { try? FileManager.default.removeItem(atPath: String(cString: settings_test_sandbox_config_home())) }
+        }
         return path
     }()
 

@@ -100,7 +100,7 @@ package struct PlistRecorder: Sendable {
             self.log = nil
             let applied = log.catchUp(for: target)
             self.log = log
-            pruneAlong? += applied
+            notePruneAlong(applied)
             return log
         }
         let read = (try? SettingsProvenanceLog.load(for: target, keepingEncoding: true, updating: log)) ?? SettingsProvenanceLog()
@@ -108,6 +108,14 @@ package struct PlistRecorder: Sendable {
         pruneAlong = nil
         logIdentity = identity
         return read
+    }
+
+    /// Adds paths along which the next change prunes; past ``largestTargetedPrune`` it prunes
+    /// the whole log instead, so a writer that reloads often and saves rarely keeps no growing list.
+    private mutating func notePruneAlong(_ paths: [[String]]) {
+        guard var along = pruneAlong else { return }
+        along += paths
+        pruneAlong = along.count > Self.largestTargetedPrune ? nil : along
     }
 
     /// Notes when the file was first seen (at a store's load): leaves that no entry describes
@@ -124,7 +132,7 @@ package struct PlistRecorder: Sendable {
         var log = currentLog(for: target)
         let now = Date()
         let changed = SettingsProvenanceLog.changedLeaves(from: old, to: new)
-        pruneAlong? += changed
+        notePruneAlong(changed)
         for key in changed where seen[key] == nil { seen[key] = now }
         for (path, date) in seen { log.noteUnrecorded([path], in: new, seenAt: date) }
         return log
@@ -180,7 +188,7 @@ package struct PlistRecorder: Sendable {
             }
             if let previous {
                 let changed = SettingsProvenanceLog.changedLeaves(from: previous, to: before)
-                pruneAlong? += changed
+                notePruneAlong(changed)
                 for key in changed where seen[key] == nil { seen[key] = now }
             }
             var unrecorded = false
