@@ -152,9 +152,12 @@ public enum PlistHistory {
         var recycled: PlistFile.Identity?
         if let oldest = known.numbers.first, known.numbers.count >= limits.count,
            let size = known.sizes[oldest], size <= encoded.count {
-            let outcome = recycle(directory + "/\(oldest).plist", as: path, with: encoded)
-            if case .recycled(let identity) = outcome { recycled = identity }
-            if case .untouched = outcome {} else {
+            switch recycle(directory + "/\(oldest).plist", as: path, with: encoded) {
+            case .untouched: break
+            case .recycled(let identity):
+                recycled = identity
+                fallthrough
+            case .consumed:
                 known.numbers.removeFirst()
                 known.sizes[oldest] = nil
             }

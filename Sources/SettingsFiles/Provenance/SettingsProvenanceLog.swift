@@ -230,17 +230,19 @@ public struct SettingsProvenanceLog: Hashable, Sendable {
         return log
     }
 
-    /// Applies the entries of the generations other writers kept after ``through``, for a writer
-    /// whose log's file is unchanged since it read or wrote it: the log then reads as a whole
+    /// Applies the entries of the generations kept after ``through``: at a load (after the log's
+    /// file), and for a writer whose log's file is unchanged since it read or wrote it (after
+    /// the newest generation it knows), where the log then reads as a whole
     /// ``load(for:keepingEncoding:updating:)`` would, at the cost of the new generations alone
     /// (with several processes saving one file, reading the whole log at each save was most of
     /// a save's work).
     ///
-    /// Sound because the file is unchanged: a writer that lets a generation carrying entries go
+    /// Sound for the second because the file is unchanged: a writer that lets a generation carrying entries go
     /// before the file holds them writes the file whole first, so every generation after
     /// ``through`` that carries entries is still kept.
     ///
     /// - Returns: the key paths of the entries set or removed.
+    @discardableResult
     package mutating func catchUp(for target: String) -> [[String]] {
         var applied: [[String]] = []
         for (n, entries) in PlistHistory.provenanceDeltas(for: target, after: through) {
@@ -254,10 +256,7 @@ public struct SettingsProvenanceLog: Hashable, Sendable {
     private mutating func replay(for target: String, after number: Int) {
         savedThrough = number
         through = number
-        for (n, entries) in PlistHistory.provenanceDeltas(for: target, after: number) {
-            apply(delta: entries)
-            through = n
-        }
+        catchUp(for: target)
         delta = []
     }
 
