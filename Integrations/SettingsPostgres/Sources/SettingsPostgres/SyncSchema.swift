@@ -143,7 +143,11 @@ enum SyncSchema {
           FOR m IN SELECT g.rolname AS grp, u.rolname AS member FROM pg_auth_members a
                      JOIN pg_roles g ON g.oid = a.roleid JOIN pg_roles u ON u.oid = a.member
                     WHERE g.rolname = '\(ownerRole)' OR u.rolname = '\(ownerRole)' LOOP
-            EXECUTE format('REVOKE %I FROM %I', m.grp, m.member);
+            BEGIN
+              EXECUTE format('REVOKE %I FROM %I', m.grp, m.member);
+            EXCEPTION WHEN undefined_object THEN
+              NULL;   -- the member was dropped since the loop read it: nothing left to revoke
+            END;
           END LOOP;
         END $$
         """,
@@ -401,6 +405,8 @@ enum SyncSchema {
               EXECUTE format('ALTER ROLE %I SET %I = %L', r.rolname, r.name, r.value);
             EXCEPTION WHEN unique_violation OR internal_error THEN
               NULL;   -- an install in another database of the cluster set it at the same moment
+            WHEN undefined_object THEN
+              NULL;   -- the role was dropped (remove-user, in any database) since the loop read it
             END;
           END LOOP;
         END $$

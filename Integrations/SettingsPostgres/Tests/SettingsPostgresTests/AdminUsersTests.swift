@@ -137,6 +137,44 @@ struct AdminUsersTests {
         }
     }
 
+    /// Regression (CI, 2026-11-28): install's pass that gives every sync user its session bounds
+    /// failed with "role … was concurrently dropped" (42704) when a user was removed, in any
+    /// database of the cluster, between the pass reading the roles and altering one. Here the
+    /// removal is held open until install waits on it, then committed.
+    @Test func installSucceedsWhenASyncUserIsRemovedUnderIt() async throws {
+        let name = "gone_\(UUID().uuidString.prefix(8).lowercased())"
+        try await withPrivateDatabase { admin, _ in
+            let oid = try await withTestConnection(superuser: true) { conn in
+                // A member of the device role without the bounds: install alters it.
+                try await conn.query(PostgresQuery(unsafeSQL: "CREATE ROLE \(name) IN ROLE settings_sync_device"), logger: logger)
+                return try await conn.query(PostgresQuery(unsafeSQL: "SELECT oid::int8 FROM pg_roles WHERE rolname = '\(name)'"), logger: logger)
+                    .decode(Int64.self).reduce(into: Int64(0)) { $0 = $1 }
+            }
+            try await withTestConnection(superuser: true) { remover in
+                try await remover.query("BEGIN", logger: logger)
+                try await remover.query(PostgresQuery(unsafeSQL: "DROP ROLE \(name)"), logger: logger)
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    group.addTask { try await admin.install() }
+                    // Install's snapshot still holds the role; its ALTER ROLE waits for the removal's lock.
+                    let waiting = try await withTestConnection(superuser: true) { monitor in
+                        for _ in 0..<5_000 {
+                            let count = try await monitor.query(PostgresQuery(unsafeSQL: """
+                                SELECT count(*)::int FROM pg_locks WHERE NOT granted AND locktype = 'object'
+                                   AND classid = 'pg_authid'::regclass AND objid = \(oid)
+                                """), logger: Logger(label: "tests")).decode(Int.self).reduce(into: 0) { $0 = $1 }
+                            if count > 0 { return true }
+                        }
+                        return false
+                    }
+                    try await remover.query("COMMIT", logger: logger)
+                    #expect(waiting, "install never waited on the removed role: the test proves nothing")
+                    try await group.waitForAll()
+                }
+            }
+            _ = try await admin.check()
+        }
+    }
+
     /// Regression: a bad user name was echoed with its raw escape codes, and messages began
     /// `settings-sync-admin: settings-sync-admin: `.
     @Test func theToolEscapesWhatItPrintsAndNamesItselfOnce() throws {

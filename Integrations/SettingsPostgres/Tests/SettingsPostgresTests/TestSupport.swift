@@ -154,7 +154,8 @@ func serverSeq(_ app: String) async throws -> Int64 {
 
 /// Runs `body` with an administrator of a new database on the test server, installed, and the
 /// database's name; drops the database (ending its sessions) afterwards.
-func withPrivateDatabase(_ body: (SettingsSyncAdmin, String) async throws -> Void) async throws {
+@discardableResult
+func withPrivateDatabase<T>(_ body: (SettingsSyncAdmin, String) async throws -> T) async throws -> T {
     let database = "settings_t_\(UUID().uuidString.prefix(8).lowercased())"
     try await withTestConnection(superuser: true) { conn in
         try await conn.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(database)"), logger: Logger(label: "tests"))
@@ -164,12 +165,13 @@ func withPrivateDatabase(_ body: (SettingsSyncAdmin, String) async throws -> Voi
         url.path = "/\(database)"
         let admin = try SettingsSyncAdmin(url: try #require(url.string), password: TestServer.adminPassword)
         try await admin.install()
-        try await body(admin, database)
+        let result = try await body(admin, database)
+        try await dropDatabase(database)
+        return result
     } catch {
         try? await dropDatabase(database)
         throw error
     }
-    try await dropDatabase(database)
 }
 
 func dropDatabase(_ name: String) async throws {
