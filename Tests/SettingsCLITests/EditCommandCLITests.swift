@@ -318,6 +318,9 @@ struct EditCommandCLITests {
         try tmux.waitFor("Auto play = [x] on")
         try tmux.type("2")
         try tmux.press("Enter")
+        // Typed only once asked: keys sent earlier would be echoed before the prompt, and the
+        // prompt and the refusal would then share a line wrapped at 80 columns.
+        try tmux.waitFor("new value (empty cancels):")
         try tmux.type("11")
         try tmux.press("Enter")
         try tmux.waitFor("not changed: 11 is out of range: 0…10")
