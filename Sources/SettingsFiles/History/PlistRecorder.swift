@@ -131,7 +131,7 @@ package struct PlistRecorder: Sendable {
     package mutating func noteReload(old: PlistDictionary, new: PlistDictionary, target: String) -> SettingsProvenanceLog {
         var log = currentLog(for: target)
         let now = Date()
-        let changed = SettingsProvenanceLog.changedLeaves(from: old, to: new)
+        let changed = new.changedLeaves(from: old)
         notePruneAlong(changed)
         for key in changed where seen[key] == nil { seen[key] = now }
         for (path, date) in seen { log.noteUnrecorded([path], in: new, seenAt: date) }
@@ -187,7 +187,7 @@ package struct PlistRecorder: Sendable {
                 for path in log.unrecordedLeaves(in: before) where seen[path] == nil { seen[path] = firstSeen }
             }
             if let previous {
-                let changed = SettingsProvenanceLog.changedLeaves(from: previous, to: before)
+                let changed = before.changedLeaves(from: previous)
                 notePruneAlong(changed)
                 for key in changed where seen[key] == nil { seen[key] = now }
             }

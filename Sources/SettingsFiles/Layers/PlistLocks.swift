@@ -45,7 +45,7 @@ public enum PlistLocks {
     /// import, a restore), or `nil` when every key it changes is unlocked.
     public static func refusal(changing old: PlistDictionary, to new: PlistDictionary, by system: PlistSystemLayers) -> Refusal? {
         guard !system.lockFiles.isEmpty else { return nil }
-        for key in differingLeafPaths(old, new) {
+        for key in new.changedLeaves(from: old) {
             if let refusal = refusal(changing: key, by: system) { return refusal }
         }
         return nil
@@ -63,32 +63,5 @@ public enum PlistLocks {
 
         /// "key 'K' is locked by FILE; nothing was changed".
         public var description: String { "key '\(keyPath)' is locked by \(file); nothing was changed" }
-    }
-
-    /// The leaf key paths whose values differ between two dictionaries (a leaf present in one
-    /// only counts), without recursion.
-    static func differingLeafPaths(_ old: PlistDictionary, _ new: PlistDictionary) -> [[String]] {
-        var result: [[String]] = []
-        var pending: [([String], PlistDictionary, PlistDictionary)] = [([], old, new)]
-        while let (prefix, a, b) = pending.popLast() {
-            var names = Array(a.keys)
-            for name in b.keys where a[name] == nil { names.append(name) }
-            for name in names {
-                let x = a[name], y = b[name]
-                guard x != y else { continue }
-                // A namespace that appears or goes counts by its leaves.
-                switch (x, y) {
-                case (.dictionary(let dx)?, .dictionary(let dy)?) where !dx.isEmpty || !dy.isEmpty:
-                    pending.append((prefix + [name], dx, dy))
-                case (.dictionary(let dx)?, nil) where !dx.isEmpty:
-                    pending.append((prefix + [name], dx, PlistDictionary()))
-                case (nil, .dictionary(let dy)?) where !dy.isEmpty:
-                    pending.append((prefix + [name], PlistDictionary(), dy))
-                default:
-                    result.append(prefix + [name])
-                }
-            }
-        }
-        return result
     }
 }

@@ -409,7 +409,7 @@ public struct SettingsProvenanceLog: Hashable, Sendable {
                 set(nil, at: key)
                 continue
             }
-            Self.forEachLeaf(of: value, at: key) { path, leaf in
+            value.forEachLeaf(at: key) { path, leaf in
                 var entry = writer
                 entry.digest = SettingsProvenance.digest(of: leaf)
                 set(entry, at: path)
@@ -436,7 +436,7 @@ public struct SettingsProvenanceLog: Hashable, Sendable {
                 }
                 continue
             }
-            Self.forEachLeaf(of: value, at: key) { path, leaf in
+            value.forEachLeaf(at: key) { path, leaf in
                 let digest = SettingsProvenance.digest(of: leaf)
                 guard storage[path]?.digest != digest else { return }
                 set(SettingsProvenance(origin: .changedOnDisk, date: date, digest: digest), at: path)
@@ -455,7 +455,7 @@ public struct SettingsProvenanceLog: Hashable, Sendable {
     /// its provenance is unknown, not a change on disk.
     public func unrecordedLeaves(in contents: PlistDictionary) -> [[String]] {
         var out: [[String]] = []
-        Self.forEachLeaf(of: .dictionary(contents), at: []) { path, leaf in
+        PlistValue.dictionary(contents).forEachLeaf { path, leaf in
             guard let entry = entries[path] else {
                 if isComplete { out.append(path) }
                 return
@@ -494,7 +494,7 @@ public struct SettingsProvenanceLog: Hashable, Sendable {
         } else if !isComplete {
             // Complete again once every leaf has its entry (the file shrank, or was all rewritten).
             var everyLeafRecorded = true
-            Self.forEachLeaf(of: .dictionary(contents), at: []) { path, _ in
+            PlistValue.dictionary(contents).forEachLeaf { path, _ in
                 if storage[path] == nil { everyLeafRecorded = false }
             }
             if everyLeafRecorded { isComplete = true }  // pruned above: no entry without its leaf
@@ -524,7 +524,7 @@ public struct SettingsProvenanceLog: Hashable, Sendable {
     public func provenance(of key: [String], in contents: PlistDictionary, fileDate: Date) -> SettingsProvenance? {
         guard let value = Self.value(at: key, in: contents) else { return nil }
         var newest: SettingsProvenance?
-        Self.forEachLeaf(of: value, at: key) { path, leaf in
+        value.forEachLeaf(at: key) { path, leaf in
             let digest = SettingsProvenance.digest(of: leaf)
             let found = entries[path].flatMap { $0.digest == digest ? $0 : nil }
                 ?? shadows[path]?.last(where: { $0.digest == digest })
@@ -554,66 +554,8 @@ public struct SettingsProvenanceLog: Hashable, Sendable {
         return try load(for: target).provenance(of: key, in: dictionary, fileDate: contents.identity.modificationDate)?.summary
     }
 
-    /// The leaf key paths (values that are not dictionaries) added, removed or changed from
-    /// `old` to `new`, walked with a stack of its own (no recursion on depth).
-    ///
-    /// ```swift
-    /// SettingsProvenanceLog.changedLeaves(from: ["a": 1, "n": ["b": 2]], to: ["n": ["b": 3]])   // [["a"], ["n", "b"]]
-    /// ```
-    ///
-    /// - Parameters:
-    ///   - old: the dictionary before.
-    ///   - new: the dictionary after.
-    /// - Returns: the changed leaves' key paths.
-    public static func changedLeaves(from old: PlistDictionary, to new: PlistDictionary) -> [[String]] {
-        var out: [[String]] = []
-        var stack: [([String], PlistValue?, PlistValue?)] = [([], .dictionary(old), .dictionary(new))]
-        while let (path, a, b) = stack.popLast() {
-            if case .dictionary(let x)? = a, case .dictionary(let y)? = b {
-                // Keys at the same position are compared in place (the common case: a file saved
-                // again keeps its order), others looked up; only differing children are pushed.
-                var matched = 0
-                for i in 0..<y.count {
-                    let (k, v) = y[i]
-                    let old: PlistValue?
-                    if i < x.count, x.keys[i].utf8.elementsEqual(k.utf8) {
-                        old = x.values[i]
-                    } else {
-                        old = x[k]
-                    }
-                    if old != nil { matched += 1 }
-                    if old != v { stack.append((path + [k], old, v)) }
-                }
-                if matched < x.count {
-                    for (k, v) in x where y[k] == nil { stack.append((path + [k], v, nil)) }
-                }
-                continue
-            }
-            if a == b { continue }
-            for side in [a, b] {
-                guard let side else { continue }
-                forEachLeaf(of: side, at: path) { p, _ in out.append(p) }
-            }
-        }
-        var seen = Set<[String]>()
-        return out.filter { seen.insert($0).inserted }
-    }
-
     /// The value at a key path (an empty path is nothing).
     static func value(at path: [String], in contents: PlistDictionary) -> PlistValue? {
         contents.value(at: path)
-    }
-
-    /// Calls `body` for each leaf (a value that is not a dictionary) at or below `path`, with a
-    /// stack of its own (no recursion on depth). Empty dictionaries have no leaves.
-    static func forEachLeaf(of value: PlistValue, at path: [String], _ body: ([String], PlistValue) -> Void) {
-        var stack: [([String], PlistValue)] = [(path, value)]
-        while let (p, v) = stack.popLast() {
-            if case .dictionary(let d) = v {
-                for (k, child) in d { stack.append((p + [k], child)) }
-            } else {
-                body(p, v)
-            }
-        }
     }
 }

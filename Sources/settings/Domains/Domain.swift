@@ -224,7 +224,7 @@ struct Domain {
                 }
                 let reformats = existed && format != nil && format != current.format
                 guard dictionary != original || !existed || reformats else { return nil }
-                return .init(contents: dictionary, changed: SettingsProvenanceLog.changedLeaves(from: original, to: dictionary),
+                return .init(contents: dictionary, changed: dictionary.changedLeaves(from: original),
                              writer: SettingsProvenance.thisProcess(origin))
             }
         } catch {

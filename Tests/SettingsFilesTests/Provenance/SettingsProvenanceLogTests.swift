@@ -30,13 +30,6 @@ struct SettingsProvenanceLogTests {
         #expect(SettingsProvenance.digest(of: value) != SettingsProvenance.digest(of: "leaf"))
     }
 
-    @Test func changedLeavesListsAddedRemovedAndChangedLeaves() {
-        let old: PlistDictionary = ["a": 1, "n": ["b": 2, "c": 3], "gone": ["x": 1]]
-        let new: PlistDictionary = ["a": 1, "n": ["b": 5, "c": 3], "added": 4]
-        let changed = Set(SettingsProvenanceLog.changedLeaves(from: old, to: new))
-        #expect(changed == [["n", "b"], ["gone", "x"], ["added"]])
-    }
-
     @Test func recordsLeavesAndReportsUnrecordedChangesAsChangedOnDisk() throws {
         var contents: PlistDictionary = ["Network": ["timeout": 30, "proxy": "p"], "volume": 1]
         var log = SettingsProvenanceLog()

@@ -3,19 +3,12 @@ import Testing
 @testable import Settings
 
 /// The walks over two dictionaries that the store's announcements, restores and registrations
-/// use: what they list, in which order, and that they loop rather than recurse on the depth.
+/// use: what they list, in which order, and that they loop rather than recurse on the depth
+/// (the changed leaves themselves: `PlistDictionaryChangedLeavesTests`).
 @Suite("Changed key paths and deep merges")
 struct PlistDictionaryChangesTests {
     private let old: PlistDictionary = ["a": 1, "n": ["x": 1, "y": ["deep": true]], "gone": ["p": 1, "q": 2], "same": "s"]
     private let new: PlistDictionary = ["a": 2, "n": ["x": 1, "y": "flat", "z": 3], "added": ["r": ["s": 1]], "same": "s"]
-
-    @Test func changedLeafPathsListsAddedRemovedAndChangedLeavesInOrder() {
-        let paths = new.changedLeafPaths(from: old).map(\.description)
-        // A dictionary replaced by a leaf counts the leaves on both sides; removed keys come after
-        // the newer dictionary's own, level by level.
-        #expect(paths == ["a", "n/y/deep", "n/y", "n/z", "added/r/s", "gone/p", "gone/q"])
-        #expect(old.changedLeafPaths(from: old).isEmpty)
-    }
 
     @Test func differingPathsStopAtTheFirstDifferenceBelowSharedDictionaries() {
         var paths: [SettingsKey] = []
