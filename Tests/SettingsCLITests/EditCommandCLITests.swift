@@ -27,7 +27,7 @@ struct EditCommandCLITests {
         var locks: String { dir.path("xdg/App/locked.plist") }
         var log: String { dir.path("program.log") }
         var environment: [String: String] { ["XDG_CONFIG_HOME": home, "XDG_CONFIG_DIRS": dir.path("xdg")] }
-        private var program: Process?
+        private var program: RunningProgram?
 
         init() throws {
             dir = try TemporaryDirectory()
@@ -38,23 +38,15 @@ struct EditCommandCLITests {
         }
 
         deinit {
-            program?.terminate()
-            program?.waitUntilExit()
+            program = nil  // killed (and waited for) before its directory is removed
         }
 
         /// Starts SettingsExample --watch on the domain's file and waits until it has written
-        /// the file and its schema and watches for changes.
+        /// the file and its schema and watches for changes. Its output (standard output and
+        /// error) goes to ``log``, which the tests read; it is killed when the domain goes away.
         func startProgram() throws {
-            let process = Process()
-            process.executableURL = CLI.executable.deletingLastPathComponent().appending(path: "SettingsExample")
-            process.arguments = ["--watch", file, "300"]
-            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-            _ = FileManager.default.createFile(atPath: log, contents: nil)
-            let output = try FileHandle(forWritingTo: URL(filePath: log))
-            process.standardOutput = output
-            process.standardError = output
-            try process.run()
-            program = process
+            program = try RunningProgram(CLI.executable.deletingLastPathComponent().appending(path: "SettingsExample"), ["--watch", file, "300"],
+                                         environment: environment, outputFile: URL(filePath: log))
             try waitForFile(log, toContain: "watching")
         }
 

@@ -23,10 +23,10 @@ struct HistoryAndProvenanceTests {
         let dir = try TemporaryDirectory()
         let url = dir.file()
         // Another process using the library writes child-0 and child-1.
-        let child = try Child(["writer", url.path, "child", "2"])
-        #expect(await child.finished())
-        #expect(child.process.terminationStatus == 0)
-        let childPID = Int(child.process.processIdentifier)
+        let child = try await Fault.finished(["writer", url.path, "child", "2"])
+        #expect(!child.hung)
+        #expect(child.status == 0)
+        let childPID = Int(child.processIdentifier)
         let store = SettingsStore.file(url, autosaveDelay: nil, externalChanges: .ignored)
         store["mine"] = 1
         #expect(store.provenance(of: "mine")?.pid == Int(getpid()))  // not saved yet: this process
@@ -226,11 +226,9 @@ struct HistoryAndProvenanceTests {
         let dir = try TemporaryDirectory()
         let url = dir.file()
         for _ in 0..<3 {
-            let child = try Child(["crash-writer", url.path])
-            #expect(await child.printed(40))
-            kill(child.process.processIdentifier, SIGKILL)
-            _ = await child.finished()
-            let acknowledged = child.output.compactMap { Int($0) }.last ?? 0
+            let (printed, end) = try await Fault.signalled(["crash-writer", url.path], with: SIGKILL, after: 40)
+            #expect(printed.count == 40)
+            let acknowledged = (printed + end.lines).compactMap { Int($0) }.last ?? 0
             let saved = try #require(try PlistValue(contentsOf: url)["counter"]?.intValue)
             #expect(saved >= acknowledged)
             let history = try PlistHistory.list(for: url.path)
@@ -279,13 +277,14 @@ struct HistoryAndProvenanceTests {
                                                 attributes: [.posixPermissions: 0o700])  // a file the library manages
         // Another process's store writes and flushes 150 keys, one save each, while the tool
         // replaces 40 keys of its own in the same file.
-        let child = try Child(["writer", url.path, "lib", "150"])
+        async let child = Fault.finished(["writer", url.path, "lib", "150"])
         var failed: [Int] = []
         for i in 0..<40 where try await Self.runTool(["replace", "tool-\(i)", "-integer", String(i), url.path]).status != 0 {
             failed.append(i)
         }
-        #expect(await child.finished())
-        #expect(child.process.terminationStatus == 0)
+        let end = try await child
+        #expect(!end.hung)
+        #expect(end.status == 0)
         #expect(failed.isEmpty)
         let contents = try #require(try PlistValue(contentsOf: url).dictionaryValue)
         let lost = (0..<150).map { "lib-\($0)" }.filter { contents[$0] == nil } + (0..<40).map { "tool-\($0)" }.filter { contents[$0] == nil }

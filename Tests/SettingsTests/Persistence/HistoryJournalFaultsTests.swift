@@ -18,11 +18,9 @@ struct HistoryJournalFaultsTests {
         let dir = try TemporaryDirectory()
         let url = dir.file()
         for round in 0..<6 {
-            let child = try Child(["crash-writer", url.path])
-            #expect(await child.printed(10 + round * 7))
-            kill(child.process.processIdentifier, SIGKILL)
-            _ = await child.finished()
-            let acknowledged = child.output.compactMap { Int($0) }.last ?? 0
+            let (printed, end) = try await Fault.signalled(["crash-writer", url.path], with: SIGKILL, after: 10 + round * 7)
+            #expect(printed.count == 10 + round * 7)
+            let acknowledged = (printed + end.lines).compactMap { Int($0) }.last ?? 0
             let saved = try #require(try PlistValue(contentsOf: url)["counter"]?.intValue)
             #expect(saved >= acknowledged)
             let history = try await HistoryAndProvenanceTests.runTool(["history", url.path])
@@ -55,13 +53,14 @@ struct HistoryJournalFaultsTests {
         let store = SettingsStore.file(url, autosaveDelay: nil, externalChanges: .ignored)
         store["seed"] = 0
         try await store.flush()
-        let child = try Child(["writer", url.path, "lib", "120"])
+        async let child = Fault.finished(["writer", url.path, "lib", "120"])
         var failed: [Int] = []
         for i in 0..<30 where try await HistoryAndProvenanceTests.runTool(["write", url.path, "tool-\(i)", String(i)]).status != 0 {
             failed.append(i)
         }
-        #expect(await child.finished())
-        #expect(child.process.terminationStatus == 0)
+        let end = try await child
+        #expect(!end.hung)
+        #expect(end.status == 0)
         #expect(failed.isEmpty)
         let contents = try #require(try PlistValue(contentsOf: url).dictionaryValue)
         let log = try SettingsProvenanceLog.load(for: url.path)
@@ -84,13 +83,14 @@ struct HistoryJournalFaultsTests {
         let store = SettingsStore.file(url, autosaveDelay: nil, externalChanges: .ignored)
         store["seed"] = 0
         try await store.flush()
-        let child = try Child(["writer", url.path, "lib", "150"])
+        async let child = Fault.finished(["writer", url.path, "lib", "150"])
         var failed = 0
         for _ in 0..<15 where try await HistoryAndProvenanceTests.runTool(["history", "--purge", url.path]).status != 0 {
             failed += 1
         }
-        #expect(await child.finished())
-        #expect(child.process.terminationStatus == 0)
+        let end = try await child
+        #expect(!end.hung)
+        #expect(end.status == 0)
         #expect(failed == 0)
         let contents = try #require(try PlistValue(contentsOf: url).dictionaryValue)
         #expect((0..<150).allSatisfy { contents["lib-\($0)"] != nil })

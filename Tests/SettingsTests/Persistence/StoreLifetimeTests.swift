@@ -1,111 +1,10 @@
-import Dispatch
 import Foundation
 @testable import Settings
 import SettingsTestSupport
-import Synchronization
 import Testing
 #if canImport(Glibc)
 import Glibc
 #endif
-
-/// A child process (the built `settings-fault` helper) with its output, stopped by a real signal
-/// when asked, and killed if it outlives its hang limit.
-final class Child: @unchecked Sendable {
-    // Unchecked: `process` and the pipes are set up in `init` before the process runs and are
-    // not written afterwards (only read: `Process` is safe to query from any thread); the lines
-    // printed are in `printed`, a `Sendable` class of mutexes.
-    let process = Process()
-    private let out = Pipe()
-    private let err = Pipe()
-    private let printed = Printed()
-
-    /// What the child printed, as lines.
-    private final class Printed: Sendable {
-        let lines = Mutex<[String]>([])
-        let partial = Mutex(Data())
-        let newLine = DispatchSemaphore(value: 0)
-
-        func take(_ data: Data) {
-            let complete = partial.locked { buffer -> [String] in
-                buffer.append(data)
-                guard let last = buffer.lastIndex(of: UInt8(ascii: "\n")) else { return [] }
-                let text = String(decoding: buffer[..<last], as: UTF8.self)
-                buffer.removeSubrange(...last)
-                return text.split(separator: "\n").map(String.init)
-            }
-            lines.locked { $0 += complete }
-            if !complete.isEmpty || data.isEmpty { newLine.signal() }
-        }
-    }
-
-    /// Starts `settings-fault` with `arguments`; with `ignoring`, through a shell that makes
-    /// those signals ignored first (`trap '' HUP`), as `nohup` or a script's background job do.
-    init(_ arguments: [String], ignoring signals: [String] = []) throws {
-        if signals.isEmpty {
-            process.executableURL = Fault.executable
-            process.arguments = arguments
-        } else {
-            process.executableURL = URL(filePath: "/bin/sh")
-            process.arguments = ["-c", "trap '' \(signals.joined(separator: " ")); SETTINGS_FAULT_KEEP_SIGNALS=1 exec \"$0\" \"$@\"", Fault.executable.path] + arguments
-        }
-        process.standardOutput = out
-        process.standardError = err
-        let printed = self.printed
-        out.fileHandleForReading.readabilityHandler = { handle in printed.take(handle.availableData) }
-        try process.run()
-    }
-
-    /// The lines printed so far.
-    var output: [String] { printed.lines.locked { $0 } }
-
-    /// Waits until `count` lines were printed (`false`: the process ended first, or the hang
-    /// limit passed).
-    func waitForLines(_ count: Int, limit: Duration = .seconds(120)) -> Bool {
-        let start = ContinuousClock.now
-        while output.count < count {
-            guard process.isRunning, ContinuousClock.now - start < limit else { return output.count >= count }
-            _ = printed.newLine.wait(timeout: .now() + .milliseconds(100))
-        }
-        return true
-    }
-
-    /// Waits for the process to end; kills it (and returns `false`) after the hang limit.
-    func finish(limit: Duration = .seconds(120)) -> Bool {
-        let start = ContinuousClock.now
-        while process.isRunning {
-            if ContinuousClock.now - start > limit {
-                kill(process.processIdentifier, SIGKILL)
-                process.waitUntilExit()
-                return false
-            }
-            usleep(10_000)  // polling the child's state, bounded by the hang limit
-        }
-        process.waitUntilExit()
-        out.fileHandleForReading.readabilityHandler = nil
-        printed.take(out.fileHandleForReading.readDataToEndOfFile())
-        return true
-    }
-
-    var stderr: String { String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self) }
-
-    /// ``finish(limit:)`` on a thread of its own: the waiting never holds one of the few threads
-    /// of Swift's cooperative pool that the other tests run on.
-    func finished(limit: Duration = .seconds(120)) async -> Bool {
-        await offThePool { self.finish(limit: limit) }
-    }
-
-    /// ``waitForLines(_:limit:)`` on a thread of its own.
-    func printed(_ count: Int, limit: Duration = .seconds(120)) async -> Bool {
-        await offThePool { self.waitForLines(count, limit: limit) }
-    }
-}
-
-/// Runs blocking `body` on a new thread and waits for it without blocking the caller's.
-func offThePool<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
-    await withCheckedContinuation { continuation in
-        Thread { continuation.resume(returning: body()) }.start()
-    }
-}
 
 /// What a store costs and gives back, and what happens when the process ends.
 @Suite("Store lifetime and termination")
@@ -114,42 +13,42 @@ struct StoreLifetimeTests {
 
     @Test func tenThousandUsedStoresGiveBackTheirThreadsDescriptorsAndWatches() async throws {
         let dir = try TemporaryDirectory()
-        let child = try Child(["lifetime", dir.url.path, "10000"])
-        #expect(await child.finished(limit: .seconds(900)))
-        let output = child.output
+        let run = try await Fault.finished(["lifetime", dir.url.path, "10000"], within: .seconds(900))
+        #expect(!run.hung)
+        let output = run.lines
         let peak = try #require(output.first { $0.hasPrefix("peak ") })
         let before = try #require(output.first { $0.hasPrefix("before ") })
         #expect(peak.hasSuffix("watches \(10_000 + (Int(before.split(separator: " ").last ?? "") ?? 0))"), "\(output)")
-        #expect(child.process.terminationStatus == 0, "\(output)")  // all back to the baseline
+        #expect(run.status == 0, "\(output)")  // all back to the baseline
     }
 
     @Test func aThreadThatCannotBeStartedIsReportedNotACrash() async throws {
         let dir = try TemporaryDirectory()
         chmod(dir.url.path, 0o777)  // the child runs as nobody, where RLIMIT_NPROC applies
-        let child = try Child(["thread-limit", dir.url.path, "30"])
-        #expect(await child.finished())
-        #expect(child.process.terminationReason == .exit)
-        #expect(child.process.terminationStatus == 0)
-        #expect(child.output == ["saved 30"])
-        #expect(child.stderr.contains("cannot start the settings persistence thread (Resource temporarily unavailable)"))
+        let run = try await Fault.finished(["thread-limit", dir.url.path, "30"])
+        #expect(!run.hung)
+        #expect(!run.endedBySignal)
+        #expect(run.status == 0)
+        #expect(run.lines == ["saved 30"])
+        #expect(run.stderr.contains("cannot start the settings persistence thread (Resource temporarily unavailable)"))
         for i in [0, 29] {
             #expect(try PlistValue(contentsOf: dir.url.appending(path: "\(i)/settings.plist")) == ["k": .integer(PlistInteger(Int64(i)))])
         }
     }
 
-    // Termination.
+    // Termination. Each test's writer is started, read, signalled and finished on one thread of
+    // its own (`offThePool`), which returns what the test asserts.
 
     @Test func sigtermAfterSaveOnTerminationKeepsEveryAcknowledgedWrite() async throws {
         for signal in [SIGTERM, SIGINT, SIGHUP] {
             let dir = try TemporaryDirectory()
-            let child = try Child(["term-writer", dir.file().path, "save"])
-            #expect(await child.printed(2000))
+            let (printed, end) = try await Fault.signalled(["term-writer", dir.file().path, "save"], with: signal, after: 2000)
+            #expect(printed.count == 2000)
             // Every write printed before the signal is sent was acknowledged before it.
-            let acknowledged = try #require(child.output.last.flatMap { Int($0) })
-            kill(child.process.processIdentifier, signal)
-            #expect(await child.finished())
-            #expect(child.process.terminationReason == .uncaughtSignal)   // the default action still ends it
-            #expect(child.process.terminationStatus == signal)
+            let acknowledged = try #require(printed.last.flatMap { Int($0) })
+            #expect(!end.hung)
+            #expect(end.endedBySignal)   // the default action still ends it
+            #expect(end.status == signal)
             let saved = try PlistValue(contentsOf: dir.file())["counter"]?.intValue ?? 0
             #expect(saved >= acknowledged, "signal \(signal): \(acknowledged) acknowledged, \(saved) saved")
         }
@@ -160,23 +59,25 @@ struct StoreLifetimeTests {
     @Test func theTerminationTimeoutReachesTheWaitForAnotherProcesssLock() async throws {
         let dir = try TemporaryDirectory()
         let lock = try ForeignLock(for: dir.file())
-        let child = try Child(["term-writer", dir.file().path, "save30"])
-        #expect(await child.printed(200))
-        let acknowledged = try #require(child.output.last.flatMap { Int($0) })
-        kill(child.process.processIdentifier, SIGTERM)
-        // Another process holds the lock for 3.5 s after the signal: the fault, not a wait for it.
-        // Released on a thread of its own: on a busy machine this test's own continuation may wait
-        // for one of Swift's few pool threads far longer than the child's 30 s.
-        let fd = lock.fd
-        _ = await offThePool {
+        let file = dir.file().path, fd = lock.fd
+        // On a thread of its own: on a busy machine this test's own continuation may wait for one
+        // of Swift's few pool threads far longer than the child's 30 s.
+        let (printed, end) = try await offThePool { Result { () throws -> ([String], ProgramOutput) in
+            let writer = try Fault.start(["term-writer", file, "save30"])
+            let printed = writer.lines(200, within: .seconds(120))
+            writer.signal(SIGTERM)
+            // Another process holds the lock for 3.5 s after the signal: the fault, not a wait for it.
             usleep(3_500_000)
             close(fd)
-        }
-        #expect(await child.finished(limit: .seconds(60)))
-        #expect(child.process.terminationReason == .uncaughtSignal)
-        #expect(child.process.terminationStatus == SIGTERM)
+            return (printed, writer.finish(within: .seconds(60)))
+        } }.get()
+        #expect(printed.count == 200)
+        let acknowledged = try #require(printed.last.flatMap { Int($0) })
+        #expect(!end.hung)
+        #expect(end.endedBySignal)
+        #expect(end.status == SIGTERM)
         let saved = (try? PlistValue(contentsOf: dir.file()))?["counter"]?.intValue ?? 0
-        #expect(saved >= acknowledged, "\(acknowledged) acknowledged, \(saved) saved; stderr: \(child.stderr)")
+        #expect(saved >= acknowledged, "\(acknowledged) acknowledged, \(saved) saved; stderr: \(end.stderr)")
     }
 
     /// While the termination save waits, a second signal ends the process at once.
@@ -184,47 +85,55 @@ struct StoreLifetimeTests {
         let dir = try TemporaryDirectory()
         let lock = try ForeignLock(for: dir.file())
         defer { lock.release() }
-        let child = try Child(["term-writer", dir.file().path, "save30"])
-        #expect(await child.printed(100))
-        let pid = child.process.processIdentifier
+        let file = dir.file().path
         // Signals and the clock on a thread of their own: the time measured is the child's, not
         // the wait of this test's continuation for a pool thread on a busy machine.
-        let (handled, took) = await offThePool { () -> (Bool, Duration) in
-            kill(pid, SIGTERM)
+        let (printed, handled, took, end) = try await offThePool { Result { () throws -> (Int, Bool, Duration, ProgramOutput) in
+            let writer = try Fault.start(["term-writer", file, "save30"])
+            let printed = writer.lines(100, within: .seconds(120)).count
+            writer.signal(SIGTERM)
             // Handled, not the default action: half a second later it still runs (saving, and
             // waiting for the lock another process holds).
             usleep(500_000)
-            let handled = child.process.isRunning
+            let handled = writer.isRunning
             let start = ContinuousClock.now
             // Until the child ends (bounded).
-            while child.process.isRunning, ContinuousClock.now - start < .seconds(20) {
-                kill(pid, SIGINT)
+            while writer.isRunning, ContinuousClock.now - start < .seconds(20) {
+                writer.signal(SIGINT)
                 usleep(50_000)
             }
-            return (handled, ContinuousClock.now - start)
-        }
+            let took = ContinuousClock.now - start
+            return (printed, handled, took, writer.finish(within: .seconds(60)))
+        } }.get()
+        #expect(printed == 100)
         #expect(handled, "the first signal ended the process at once: it was not handled")
-        #expect(await child.finished(limit: .seconds(60)))
-        #expect(child.process.terminationReason == .uncaughtSignal)
+        #expect(!end.hung)
+        #expect(end.endedBySignal)
         // Whichever of the two the process received second ends it (the sources' order of
         // delivery on a busy machine is not the order they were sent in).
-        #expect([SIGINT, SIGTERM].contains(child.process.terminationStatus), "stderr: \(child.stderr)")
-        #expect(took < .seconds(20), "stderr: \(child.stderr)")
+        #expect([SIGINT, SIGTERM].contains(end.status), "stderr: \(end.stderr)")
+        #expect(took < .seconds(20), "stderr: \(end.stderr)")
     }
 
     /// A signal the program inherited as ignored stays ignored (issue 28, item 14).
     @Test func aSignalInheritedAsIgnoredStaysIgnored() async throws {
         let dir = try TemporaryDirectory()
-        let child = try Child(["term-writer", dir.file().path, "save"], ignoring: ["HUP"])
-        #expect(await child.printed(100))
-        kill(child.process.processIdentifier, SIGHUP)
-        let seen = child.output.count
-        #expect(await child.printed(seen + 2000), "the program ended at SIGHUP, which it inherited as ignored")
-        #expect(child.process.isRunning)
-        let acknowledged = try #require(child.output.last.flatMap { Int($0) })
-        kill(child.process.processIdentifier, SIGTERM)  // still handled: saves, then ends
-        #expect(await child.finished())
-        #expect(child.process.terminationStatus == SIGTERM)
+        let file = dir.file().path
+        let (before, after, running, end) = try await offThePool { Result { () throws -> (Int, [String], Bool, ProgramOutput) in
+            let writer = try Fault.start(["term-writer", file, "save"], ignoring: ["HUP"])
+            let before = writer.lines(100, within: .seconds(120)).count
+            writer.signal(SIGHUP)
+            let after = writer.lines(2000, within: .seconds(120))
+            let running = writer.isRunning
+            writer.signal(SIGTERM)  // still handled: saves, then ends
+            return (before, after, running, writer.finish(within: .seconds(120)))
+        } }.get()
+        #expect(before == 100)
+        #expect(after.count == 2000, "the program ended at SIGHUP, which it inherited as ignored")
+        #expect(running)
+        let acknowledged = try #require(after.last.flatMap { Int($0) })
+        #expect(!end.hung)
+        #expect(end.status == SIGTERM)  // not SIGHUP's
         #expect((try PlistValue(contentsOf: dir.file())["counter"]?.intValue ?? 0) >= acknowledged)
     }
 
@@ -234,10 +143,10 @@ struct StoreLifetimeTests {
     @Test func exitFromASignalHandlerThatInterruptedTheAllocatorEnds() async throws {
         for _ in 0..<12 {
             let dir = try TemporaryDirectory()
-            let child = try Child(["exit-in-malloc", dir.file().path])
-            #expect(await child.finished(limit: .seconds(60)), "hung at exit")
-            #expect(child.process.terminationReason == .exit)
-            #expect(child.process.terminationStatus == 0)
+            let run = try await Fault.finished(["exit-in-malloc", dir.file().path], within: .seconds(60))
+            #expect(!run.hung, "hung at exit")
+            #expect(!run.endedBySignal)
+            #expect(run.status == 0)
             // Saved on the exit saver's thread, unless the interrupted thread holds a lock that
             // thread needs too (the allocator's, the runtime's): then the hook gives up at its
             // bound and says so. Either way the process ends.
@@ -247,27 +156,27 @@ struct StoreLifetimeTests {
 
     @Test func exitFromASignalHandlerWithTheStoreLockHeldEndsAndSaysWhy() async throws {
         let dir = try TemporaryDirectory()
-        let child = try Child(["exit-in-signal", dir.file().path])
-        #expect(await child.finished(limit: .seconds(60)))   // before: hung for ever
-        #expect(child.process.terminationReason == .exit)
-        #expect(child.process.terminationStatus == 0)
-        #expect(child.stderr.contains("the store's lock is held by the thread that is ending the process"))
+        let run = try await Fault.finished(["exit-in-signal", dir.file().path], within: .seconds(60))
+        #expect(!run.hung)   // before: hung for ever
+        #expect(!run.endedBySignal)
+        #expect(run.status == 0)
+        #expect(run.stderr.contains("the store's lock is held by the thread that is ending the process"))
     }
 
     @Test func exitSavesFiveThousandStoresOfOneFileInOneWrite() async throws {
         let dir = try TemporaryDirectory()
-        let child = try Child(["forget-and-exit", dir.file().path, "5000"])
-        #expect(await child.finished())
-        #expect(child.process.terminationStatus == 0)
-        let saved = try #require(try? PlistValue(contentsOf: dir.file()), "not saved; stderr: \(child.stderr)")
+        let run = try await Fault.finished(["forget-and-exit", dir.file().path, "5000"])
+        #expect(!run.hung)
+        #expect(run.status == 0)
+        let saved = try #require(try? PlistValue(contentsOf: dir.file()), "not saved; stderr: \(run.stderr)")
         #expect(saved.dictionaryValue?.count == 5000)
     }
 
     @Test func exitSavesStoresOfManyFilesTogether() async throws {
         let dir = try TemporaryDirectory()
-        let child = try Child(["exit-many", dir.url.path, "300"])
-        #expect(await child.finished())
-        #expect(child.process.terminationStatus == 0)
+        let run = try await Fault.finished(["exit-many", dir.url.path, "300"])
+        #expect(!run.hung)
+        #expect(run.status == 0)
         for i in [0, 150, 299] {
             #expect(try PlistValue(contentsOf: dir.url.appending(path: "\(i).plist")) == ["k": .integer(PlistInteger(Int64(i)))])
         }

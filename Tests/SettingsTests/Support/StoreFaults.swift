@@ -56,4 +56,32 @@ enum Fault {
         let run = try runProgram(executable, arguments)
         return (run.status, run.stderr)
     }
+
+    /// Starts it with `arguments`; with `ignoring`, through a shell that makes those signals
+    /// ignored first (`trap '' HUP`), as `nohup` or a script's background job do.
+    static func start(_ arguments: [String], ignoring signals: [String] = []) throws -> RunningProgram {
+        guard !signals.isEmpty else { return try RunningProgram(executable, arguments) }
+        let script = "trap '' \(signals.joined(separator: " ")); SETTINGS_FAULT_KEEP_SIGNALS=1 exec \"$0\" \"$@\""
+        return try RunningProgram(URL(filePath: "/bin/sh"), ["-c", script, executable.path] + arguments)
+    }
+
+    /// Starts it with `arguments`, reads the first `count` lines it prints, sends it `signal`,
+    /// and finishes it, on a thread of its own (``offThePool(_:)``). Each wait lasts `limit` at
+    /// most: fewer lines are returned, or the result says it hung.
+    static func signalled(
+        _ arguments: [String], with signal: Int32, after count: Int, within limit: Duration = .seconds(120)
+    ) async throws -> (printed: [String], end: ProgramOutput) {
+        try await offThePool { Result { () throws -> ([String], ProgramOutput) in
+            let program = try start(arguments)
+            let printed = program.lines(count, within: limit)
+            program.signal(signal)
+            return (printed, program.finish(within: limit))
+        } }.get()
+    }
+
+    /// Runs it with `arguments` to its end, on a thread of its own (``offThePool(_:)``); one
+    /// still running after `limit` is killed, and the result says it hung.
+    static func finished(_ arguments: [String], within limit: Duration = .seconds(120)) async throws -> ProgramOutput {
+        try await offThePool { Result { try runProgram(executable, arguments, within: limit) } }.get()
+    }
 }

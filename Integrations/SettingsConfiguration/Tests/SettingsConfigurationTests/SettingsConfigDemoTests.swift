@@ -26,16 +26,11 @@ struct SettingsConfigDemoTests {
         }
 
         init(arguments: [String], configHome: URL) throws {
-            let process = Process()
-            process.executableURL = builtExecutable("settings-config-demo")
-            process.arguments = arguments
-            process.environment = ProcessInfo.processInfo.environment.merging(["XDG_CONFIG_HOME": configHome.path]) { $1 }
-            let pipe = Pipe(), errorPipe = Pipe()
-            process.standardOutput = pipe
-            process.standardError = errorPipe   // not the runner's: an orphan would keep it open
+            let pipe = Pipe(), errorPipe = Pipe()   // standard error not the runner's: an orphan would keep it open
             let (lines, continuation) = AsyncStream.makeStream(of: String.self)
             let errors = Collected()
-            try process.run()
+            let process = try startProcess(builtExecutable("settings-config-demo"), arguments,
+                                           environment: ["XDG_CONFIG_HOME": configHome.path], output: pipe, errors: errorPipe)
             let reader = pipe.fileHandleForReading
             Thread.detachNewThread {
                 var pending = Data()

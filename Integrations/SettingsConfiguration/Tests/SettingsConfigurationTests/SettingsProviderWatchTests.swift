@@ -12,11 +12,7 @@ struct SettingsProviderWatchTests {
         guard FileManager.default.isExecutableFile(atPath: tool.path) else {
             throw SettingsError(.missingFile, path: tool.path, detail: "build it first: swift build --product settings")
         }
-        let process = Process()
-        process.executableURL = tool
-        process.arguments = arguments
-        process.environment = ProcessInfo.processInfo.environment.merging(["XDG_CONFIG_HOME": configHome.path]) { $1 }
-        try process.run()
+        let process = try startProcess(tool, arguments, environment: ["XDG_CONFIG_HOME": configHome.path])
         process.waitUntilExit()
         return process.terminationStatus
     }

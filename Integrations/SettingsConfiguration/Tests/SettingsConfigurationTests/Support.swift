@@ -28,6 +28,22 @@ func builtExecutable(_ name: String) -> URL {
     return dir.appending(path: name)
 }
 
+/// Starts `executable` with `arguments` and the test's environment plus `environment`, its
+/// standard output and standard error to `output` and `errors` (the test's own when `nil`): the
+/// one place this package's tests start a process. The caller waits for it.
+func startProcess(
+    _ executable: URL, _ arguments: [String], environment: [String: String] = [:], output: Pipe? = nil, errors: Pipe? = nil
+) throws -> Process {
+    let process = Process()
+    process.executableURL = executable
+    process.arguments = arguments
+    process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+    if let output { process.standardOutput = output }
+    if let errors { process.standardError = errors }
+    try process.run()
+    return process
+}
+
 /// A TCP port on the loopback interface that nothing listens on now: the kernel picks it (bind
 /// to port 0), and the socket is closed before the port is handed out, for a test's service.
 func freePort() throws -> Int {

@@ -226,23 +226,8 @@ struct AdminUsersTests {
         return FileManager.default.isExecutableFile(atPath: built.path) ? built : nil
     }
 
+    /// Runs the admin tool with `$SETTINGS_SYNC_ADMIN_PASSWORD` set to `password` (unset when `nil`).
     static func run(_ tool: URL, _ arguments: [String], input: String, password: String? = nil) throws -> (Int32, String, String) {
-        let process = Process()
-        process.executableURL = tool
-        process.arguments = arguments
-        var environment = ProcessInfo.processInfo.environment
-        environment["SETTINGS_SYNC_ADMIN_PASSWORD"] = password
-        process.environment = environment
-        let stdin = Pipe(), stdout = Pipe(), stderr = Pipe()
-        process.standardInput = stdin
-        process.standardOutput = stdout
-        process.standardError = stderr
-        try process.run()
-        stdin.fileHandleForWriting.write(Data(input.utf8))
-        try stdin.fileHandleForWriting.close()
-        let out = stdout.fileHandleForReading.readDataToEndOfFile()
-        let err = stderr.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: out, as: UTF8.self), String(decoding: err, as: UTF8.self))
+        try runProgram(tool, arguments, environment: ["SETTINGS_SYNC_ADMIN_PASSWORD": password], input: input)
     }
 }

@@ -179,3 +179,55 @@ func dropDatabase(_ name: String) async throws {
         try await conn.query(PostgresQuery(unsafeSQL: "DROP DATABASE \(name) WITH (FORCE)"), logger: Logger(label: "tests"))
     }
 }
+
+/// Runs `executable` with `arguments`, the test's environment changed by `environment` (a `nil`
+/// value removes the variable), and `input` on its standard input, and waits for it, `limit` at
+/// most: the one place this package's tests start a process. Its input and outputs are files,
+/// never pipes, so it can neither block on a full one nor end before the test wrote it.
+///
+/// - Throws: ``ProgramHung`` when it was still running after `limit` (it is killed then).
+func runProgram(
+    _ executable: URL, _ arguments: [String], environment: [String: String?] = [:], input: String = "",
+    within limit: Duration = .seconds(300)
+) throws -> (status: Int32, stdout: String, stderr: String) {
+    let directory = try TemporaryDirectory()
+    let inputFile = directory.appending(path: "stdin")
+    let outputFile = directory.appending(path: "stdout"), errorFile = directory.appending(path: "stderr")
+    try Data(input.utf8).write(to: inputFile)
+    try Data().write(to: outputFile)
+    try Data().write(to: errorFile)
+    let inputHandle = try FileHandle(forReadingFrom: inputFile)
+    let outputHandle = try FileHandle(forWritingTo: outputFile), errorHandle = try FileHandle(forWritingTo: errorFile)
+    defer { for handle in [inputHandle, outputHandle, errorHandle] { try? handle.close() } }
+
+    let process = Process()
+    process.executableURL = executable
+    process.arguments = arguments
+    var variables = ProcessInfo.processInfo.environment
+    for (name, value) in environment { variables[name] = value }
+    process.environment = variables
+    process.standardInput = inputHandle
+    process.standardOutput = outputHandle
+    process.standardError = errorHandle
+    let exited = DispatchSemaphore(value: 0)
+    process.terminationHandler = { _ in exited.signal() }
+    try process.run()
+    let (seconds, attoseconds) = limit.components
+    if exited.wait(timeout: .now() + .seconds(Int(seconds)) + .nanoseconds(Int(attoseconds / 1_000_000_000))) == .timedOut {
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        throw ProgramHung(program: executable.lastPathComponent, arguments: arguments, limit: limit)
+    }
+    process.waitUntilExit()
+    return (process.terminationStatus,
+            String(decoding: try Data(contentsOf: outputFile), as: UTF8.self),
+            String(decoding: try Data(contentsOf: errorFile), as: UTF8.self))
+}
+
+/// A program ``runProgram(_:_:environment:input:within:)`` ran was still running at its limit.
+struct ProgramHung: Error, CustomStringConvertible {
+    let program: String
+    let arguments: [String]
+    let limit: Duration
+    var description: String { "\(program) \(arguments.joined(separator: " ")) still ran after \(limit): killed" }
+}

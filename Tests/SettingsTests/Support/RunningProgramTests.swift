@@ -1,0 +1,55 @@
+import Foundation
+import SettingsTestSupport
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The test targets' one launcher (`RunningProgram`, `runProgram`): its waits end at their limit,
+/// and a program that outlives `finish`'s is killed and reported.
+struct RunningProgramTests {
+    static let shell = URL(filePath: "/bin/sh")
+
+    @Test func aProgramThatOutlivesItsLimitsIsReadUntilThenKilledAndReportedHung() async throws {
+        let (first, late, running, end) = try await offThePool { Result { () throws -> (String?, String?, Bool, ProgramOutput) in
+            let program = try RunningProgram(Self.shell, ["-c", "echo one; exec sleep 600"])
+            let first = program.line(within: .seconds(600))
+            let late = program.line(within: .milliseconds(200))  // nothing more comes: the wait ends
+            return (first, late, program.isRunning, program.finish(within: .milliseconds(200)))
+        } }.get()
+        #expect(first == "one")
+        #expect(late == nil)
+        #expect(running)
+        #expect(end.hung)
+        #expect(end.endedBySignal)
+        #expect(end.status == SIGKILL)
+    }
+
+    @Test func linesStopAtTheEndOfTheOutputAndFinishHasTheRest() async throws {
+        let (two, rest, end) = try await offThePool { Result { () throws -> ([String], [String], ProgramOutput) in
+            let program = try RunningProgram(Self.shell, ["-c", "printf 'a\\nb\\nc\\n'; echo oops >&2; exit 3"])
+            let two = program.lines(2)
+            let end = program.finish()
+            return (two, end.lines, end)
+        } }.get()
+        #expect(two == ["a", "b"])
+        #expect(rest == ["c"])
+        #expect(!end.hung && !end.endedBySignal)
+        #expect(end.status == 3)
+        #expect(end.stderr == "oops\n")
+        let all = try await offThePool { Result { try RunningProgram(Self.shell, ["-c", "printf 'a\\nb'"]).lines(5) } }.get()
+        #expect(all == ["a", "b"])  // fewer: the output ended
+    }
+
+    @Test func bothOutputsGoToTheOutputFileWhenOneIsGiven() async throws {
+        let dir = try TemporaryDirectory()
+        let log = dir.file("program.log")
+        let (line, end) = try await offThePool { Result { () throws -> (String?, ProgramOutput) in
+            let program = try RunningProgram(Self.shell, ["-c", "echo out; echo err >&2"], outputFile: log)
+            return (program.line(), program.finish())
+        } }.get()
+        #expect(line == nil)
+        #expect(end.status == 0 && end.stdout.isEmpty && end.stderr.isEmpty)
+        #expect(try String(contentsOf: log, encoding: .utf8) == "out\nerr\n")
+    }
+}
