@@ -107,7 +107,7 @@ struct SettingsConfigDemoTests {
             "listening on port \(port) (settings file: \(dir.url.path)/settings-config-demo/settings.plist)",
             "log level: info",
         ], "\(first.errorOutput)")
-        #expect(try SettingsProviderWatchTests.settingsTool(["write", "settings-config-demo", "log/level", "debug"], configHome: dir.url) == 0)
+        #expect(try await SettingsProviderWatchTests.settingsTool(["write", "settings-config-demo", "log/level", "debug"], configHome: dir.url) == 0)
         #expect(await first.lines(until: "log level:").last == "log level: debug")
         #expect(await first.terminate() == 0, "SIGTERM is a graceful shutdown")
         #expect(await first.lines(until: "stopped").suffix(2) == ["stopping", "stopped"])

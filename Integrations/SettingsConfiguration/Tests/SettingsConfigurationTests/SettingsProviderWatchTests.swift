@@ -7,21 +7,19 @@ import Testing
 /// `watchValue` hears a change another process makes to the file (inotify, no polling).
 struct SettingsProviderWatchTests {
     /// Runs the root package's `settings` tool (built beside the tests: `swift build --product settings`).
-    static func settingsTool(_ arguments: [String], configHome: URL) throws -> Int32 {
+    static func settingsTool(_ arguments: [String], configHome: URL) async throws -> Int32 {
         let tool = builtExecutable("settings")
         guard FileManager.default.isExecutableFile(atPath: tool.path) else {
             throw SettingsError(.missingFile, path: tool.path, detail: "build it first: swift build --product settings")
         }
-        let process = try startProcess(tool, arguments, environment: ["XDG_CONFIG_HOME": configHome.path])
-        process.waitUntilExit()
-        return process.terminationStatus
+        return try await runProcess(tool, arguments, environment: ["XDG_CONFIG_HOME": configHome.path])
     }
 
     @Test(.timeLimit(.minutes(1)))
     func aSecondProcessWritingTheFileReachesWatchValue() async throws {
         let dir = try TempDir()
         let file = dir.url.appending(path: "demo-app/settings.plist")
-        #expect(try Self.settingsTool(["write", "demo-app", "log/level", "info"], configHome: dir.url) == 0)
+        #expect(try await Self.settingsTool(["write", "demo-app", "log/level", "info"], configHome: dir.url) == 0)
         let store = SettingsStore.file(file)
         let provider = SettingsProvider(store: store)
         let clock = ContinuousClock()
@@ -35,7 +33,7 @@ struct SettingsProviderWatchTests {
                 values.append(try result.get().value.flatMap { try? $0.content.stringValue() })
                 if values.count > levels.count { break }
                 written = clock.now
-                #expect(try Self.settingsTool(["write", "demo-app", "log/level", levels[values.count - 1]], configHome: dir.url) == 0)
+                #expect(try await Self.settingsTool(["write", "demo-app", "log/level", levels[values.count - 1]], configHome: dir.url) == 0)
             }
             return (latencies, values)
         }

@@ -30,9 +30,11 @@ func builtExecutable(_ name: String) -> URL {
 
 /// Starts `executable` with `arguments` and the test's environment plus `environment`, its
 /// standard output and standard error to `output` and `errors` (the test's own when `nil`): the
-/// one place this package's tests start a process. The caller waits for it.
+/// one place this package's tests start a process. `onExit` is called with its status when it
+/// ends; otherwise the caller waits for it.
 func startProcess(
-    _ executable: URL, _ arguments: [String], environment: [String: String] = [:], output: Pipe? = nil, errors: Pipe? = nil
+    _ executable: URL, _ arguments: [String], environment: [String: String] = [:], output: Pipe? = nil, errors: Pipe? = nil,
+    onExit: (@Sendable (Int32) -> Void)? = nil
 ) throws -> Process {
     let process = Process()
     process.executableURL = executable
@@ -40,8 +42,45 @@ func startProcess(
     process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
     if let output { process.standardOutput = output }
     if let errors { process.standardError = errors }
+    if let onExit { process.terminationHandler = { onExit($0.terminationStatus) } }
     try process.run()
     return process
+}
+
+/// Runs `executable` (``startProcess(_:_:environment:output:errors:onExit:)``) to its end without
+/// blocking the test's thread, and returns its exit status; one still running after `limit` is
+/// killed and ``ProcessHung`` thrown.
+func runProcess(_ executable: URL, _ arguments: [String], environment: [String: String] = [:],
+                within limit: Duration = .seconds(60)) async throws -> Int32 {
+    let (ended, exit) = AsyncStream<Int32>.makeStream(bufferingPolicy: .bufferingNewest(1))
+    let pid = try startProcess(executable, arguments, environment: environment) { status in
+        exit.yield(status)
+        exit.finish()
+    }.processIdentifier
+    return try await withThrowingTaskGroup(of: Int32?.self) { group in
+        group.addTask {
+            for await status in ended { return status }
+            return nil
+        }
+        group.addTask {
+            try? await Task.sleep(for: limit)  // the bound on the wait, not a synchronisation
+            return nil
+        }
+        let first = try await group.next() ?? nil
+        group.cancelAll()
+        guard let status = first else {
+            kill(pid, SIGKILL)
+            throw ProcessHung(executable: executable.path, limit: limit)
+        }
+        return status
+    }
+}
+
+/// A process that had not ended within its limit (killed).
+struct ProcessHung: Error, CustomStringConvertible {
+    let executable: String
+    let limit: Duration
+    var description: String { "\(executable) was still running after \(limit): killed" }
 }
 
 /// A TCP port on the loopback interface that nothing listens on now: the kernel picks it (bind
