@@ -157,7 +157,10 @@ struct AdminUsersTests {
                     group.addTask { try await admin.install() }
                     // Install's snapshot still holds the role; its ALTER ROLE waits for the removal's lock.
                     let waiting = try await withTestConnection(superuser: true) { monitor in
-                        for _ in 0..<5_000 {
+                        // Install cannot end before the removal commits; under load it may take long
+                        // to get this far (it retries after 200 ms lock waits).
+                        let deadline = ContinuousClock.now + .seconds(90)
+                        while ContinuousClock.now < deadline {
                             let count = try await monitor.query(PostgresQuery(unsafeSQL: """
                                 SELECT count(*)::int FROM pg_locks WHERE NOT granted AND locktype = 'object'
                                    AND classid = 'pg_authid'::regclass AND objid = \(oid)
