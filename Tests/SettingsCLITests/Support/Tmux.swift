@@ -100,9 +100,10 @@ final class TmuxSession {
         try tmux(["display-message", "-p", "-t", "edit", "#{alternate_on}"]).hasPrefix("1")
     }
 
-    /// Waits until `condition` holds for the screen, polling it; fails after `seconds`.
+    /// Waits until `condition` holds for the screen, polling it; fails after `seconds`
+    /// (``patience`` unless given).
     @discardableResult
-    func waitFor(_ what: String, seconds: Double = 20, _ condition: (String) -> Bool) throws -> String {
+    func waitFor(_ what: String, seconds: Double = patience, _ condition: (String) -> Bool) throws -> String {
         let deadline = Date().addingTimeInterval(seconds)
         var last = ""
         while Date() < deadline {
@@ -115,14 +116,19 @@ final class TmuxSession {
 
     /// Waits until the screen shows `text`.
     @discardableResult
-    func waitFor(_ text: String, seconds: Double = 20) throws -> String {
+    func waitFor(_ text: String, seconds: Double = patience) throws -> String {
         try waitFor("'\(text)'", seconds: seconds) { $0.contains(text) }
     }
 }
 
+/// How long the waits on a screen or a log last by default: a wait ends as soon as what it waits
+/// for is there, so only a failing test pays for the bound, which must hold on a machine that runs
+/// every test at once under ThreadSanitizer (20 s did not, for a running program's log).
+let patience: Double = 120
+
 /// Waits until `file` holds `text` (a log a running program writes), polling; fails after `seconds`.
 @discardableResult
-func waitForFile(_ file: String, toContain text: String, seconds: Double = 20) throws -> String {
+func waitForFile(_ file: String, toContain text: String, seconds: Double = patience) throws -> String {
     let deadline = Date().addingTimeInterval(seconds)
     var last = ""
     while Date() < deadline {
