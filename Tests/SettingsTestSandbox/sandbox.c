@@ -9,10 +9,13 @@
 #include "SettingsTestSandbox.h"
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 static char sandbox[4096];
+static char start_directory[4096];
 
 __attribute__((constructor)) static void settings_test_sandbox_set_up(void) {
+    if (getcwd(start_directory, sizeof start_directory) == NULL) start_directory[0] = '\0';
     const char *tmp = getenv("TMPDIR");
     if (tmp == NULL || tmp[0] == '\0') tmp = "/tmp";
     int n = snprintf(sandbox, sizeof sandbox, "%s/settings-tests-XXXXXX", tmp);
@@ -24,3 +27,5 @@ __attribute__((constructor)) static void settings_test_sandbox_set_up(void) {
 }
 
 const char *settings_test_sandbox_config_home(void) { return sandbox; }
+
+const char *settings_test_start_directory(void) { return start_directory; }

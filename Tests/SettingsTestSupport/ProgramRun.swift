@@ -1,4 +1,5 @@
 public import Foundation
+import SettingsTestSandbox
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -107,7 +108,7 @@ public final class RunningProgram {
     ///   - program: the executable.
     ///   - arguments: its arguments.
     ///   - environment: added to (and overriding) the test's own environment.
-    ///   - directory: its working directory; the test's when `nil`.
+    ///   - directory: its working directory; when `nil`, the one the test process started in.
     ///   - input: whether the test writes its standard input (``write(_:)``); otherwise it
     ///     shares the test's.
     ///   - outputFile: when given, its standard output and standard error both go to this file
@@ -128,7 +129,15 @@ public final class RunningProgram {
         self.input = input ? Pipe() : nil
         output = outputFile == nil ? Pipe() : nil
         outputEnded = output == nil
-        if let directory { process.currentDirectoryURL = directory }
+        // Foundation's `Process` takes the working directory when it is made, and changes to it
+        // when the program starts: without a directory of the test's, the one the test process
+        // started in, never one a guide's run entered for a moment and removed since.
+        let started = String(cString: settings_test_start_directory())
+        if let directory {
+            process.currentDirectoryURL = directory
+        } else if !started.isEmpty {
+            process.currentDirectoryURL = URL(filePath: started, directoryHint: .isDirectory)
+        }
         process.executableURL = program
         process.arguments = arguments
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }

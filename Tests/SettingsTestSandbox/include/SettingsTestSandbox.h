@@ -6,4 +6,8 @@
 /// it, never in the user's home); empty when it could not be made.
 const char *settings_test_sandbox_config_home(void);
 
+/// The test process's working directory when it started, before any test could change it (the
+/// guides' runs do, for the whole process, while they run); empty when it could not be read.
+const char *settings_test_start_directory(void);
+
 #endif
