@@ -250,12 +250,15 @@ case "admin-watch":
     SettingsDiagnostics.handler = { say("diagnostic \($0.message)") }
     let store = SettingsStore.file(SettingsStore.defaultFileURL(application: args[0]))
     let key = SettingsKey(args[1])
-    func state() -> String { "\(store[key].map { "\($0)" } ?? "nil") \(store.isWritable(key))" }
+    // The value and writability looked at once per line: the next administrator's edit may
+    // land between two looks, and the write below follows what the line said.
+    func state(_ writable: Bool) -> String { "\(store[key].map { "\($0)" } ?? "nil") \(writable)" }
     let changes = store.changes
-    say("ready \(state())")
+    say("ready \(state(store.isWritable(key)))")
     for await change in changes where change.affects(key) {
-        say("change \(change.origin.rawValue) \(state())")
-        if !store.isWritable(key) {
+        let writable = store.isWritable(key)
+        say("change \(change.origin.rawValue) \(state(writable))")
+        if !writable {
             do {
                 try store.set("from-the-program", for: key)
                 say("written")
