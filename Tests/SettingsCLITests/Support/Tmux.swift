@@ -132,7 +132,9 @@ func waitForFile(_ file: String, toContain text: String, seconds: Double = patie
     let deadline = Date().addingTimeInterval(seconds)
     var last = ""
     while Date() < deadline {
-        last = (try? String(contentsOfFile: file, encoding: .utf8)) ?? ""
+        // Decoded leniently: a log may hold bytes that are not UTF-8 for a moment (a write that
+        // splits a character) or for good (another program's report on standard error).
+        last = String(decoding: FileManager.default.contents(atPath: file) ?? Data(), as: UTF8.self)
         if last.contains(text) { return last }
         usleep(20_000)
     }
