@@ -30,7 +30,9 @@ let package = Package(
         // A settings file on disk: bounded reads, atomic replace, the lock, the link rule, the
         // companion directory (history, provenance, schema, layers manifest), secret and
         // environment-variable names.
-        .target(name: "SettingsFiles", dependencies: ["SettingsPlist"], swiftSettings: upcoming),
+        .target(name: "SettingsFiles", dependencies: ["SettingsPlist", "CSettingsFiles"], swiftSettings: upcoming),
+        // What the C library declares only for `_GNU_SOURCE` (`sync_file_range`): one function.
+        .target(name: "CSettingsFiles"),
         .target(name: "Settings", dependencies: ["SettingsPlist", "SettingsFiles"], swiftSettings: upcoming),
         .target(name: "SettingsTesting", dependencies: ["Settings", "SettingsPlist", "SettingsFiles"], swiftSettings: upcoming),
         .executableTarget(name: "settings", dependencies: ["SettingsPlist", "SettingsFiles"], swiftSettings: upcoming),  // the tool edits files itself, under the library's lock: it loads no Observation or Dispatch

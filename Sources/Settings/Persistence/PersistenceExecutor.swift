@@ -51,6 +51,12 @@ final class PersistenceExecutor: SerialExecutor {
         var stopped = false
         /// Blocks to run once their time comes, soonest last.
         var timers: [(deadline: UInt64, body: @Sendable () -> Void)] = []
+        /// Whether the executor's thread waits with nothing to do (set when ``next(idle:borrowed:)``
+        /// tells it to wait, cleared when it gives it anything else).
+        var runnerWaiting = false
+        /// The waiting thread's identity while a caller of ``run(_:)`` runs its block itself
+        /// (0 when none does): the thread takes no work meanwhile.
+        var lentBy: UInt = 0
     }
 
     /// How many executor threads run now, in the process.
@@ -115,6 +121,10 @@ final class PersistenceExecutor: SerialExecutor {
     /// waits for anything outside the process without a bound.
     func run<T: Sendable, E: Error>(_ body: @escaping @Sendable () throws(E) -> T) throws(E) -> T {
         if isCurrent { return try body() }
+        if borrowIdleRunner() {
+            defer { giveBackIdleRunner() }
+            return try body()
+        }
         let result = Mutex<Result<T, E>?>(nil)
         let done = DispatchSemaphore(value: 0)
         let runHere = push(.block {
@@ -127,6 +137,32 @@ final class PersistenceExecutor: SerialExecutor {
         // The block always stores a result before signalling.
         guard let outcome = result.locked({ $0 }) else { preconditionFailure("executor block finished without a result") }
         return try outcome.get()
+    }
+
+    /// Makes the calling thread the executor's for one block of ``run(_:)``, when the executor's
+    /// own thread waits with nothing queued and no timer due: the block then runs in order (after
+    /// everything queued before it, which is nothing) without waking that thread and waiting to be
+    /// woken in turn (two thread switches, measured at 25 to 50 µs of a `flushNow()`). The
+    /// thread takes no work until ``giveBackIdleRunner()``; what is queued meanwhile runs after.
+    private func borrowIdleRunner() -> Bool {
+        let me = Self.currentThreadID()
+        return queue.locked { q -> Bool in
+            guard q.runnerWaiting, q.lentBy == 0, !q.stopped, q.head == q.items.count else { return false }
+            if let soonest = q.timers.last, soonest.deadline <= DispatchTime.now().uptimeNanoseconds { return false }
+            q.lentBy = thread.load(ordering: .acquiring)
+            thread.store(me, ordering: .releasing)
+            return true
+        }
+    }
+
+    /// Gives the executor back to its waiting thread after ``borrowIdleRunner()``, waking it
+    /// for what was queued (or a timer scheduled) meanwhile.
+    private func giveBackIdleRunner() {
+        queue.locked { q in
+            thread.store(q.lentBy, ordering: .releasing)
+            q.lentBy = 0
+        }
+        wake.signal()  // the thread looks again: work or timers may have come meanwhile
     }
 
     /// ``run(_:)`` for a block with no result: no generic wrapper to instantiate (used on the
@@ -208,30 +244,47 @@ final class PersistenceExecutor: SerialExecutor {
     /// lifetime), or when `borrowed` and only timers not yet due are left.
     private func next(idle: Bool, borrowed: Bool) -> Next {
         queue.locked { q -> Next in
-            if q.head < q.items.count {
-                let work = q.items[q.head]
-                q.items[q.head] = nil
-                q.head += 1
-                if q.head >= 64 && q.head * 2 >= q.items.count {
-                    q.items.removeFirst(q.head)
-                    q.head = 0
-                }
-                if let work { return .work(work) }
-            }
-            if !q.stopped, let soonest = q.timers.last {
-                if soonest.deadline <= DispatchTime.now().uptimeNanoseconds {
-                    q.timers.removeLast()
-                    return .work(.block(soonest.body))
-                }
-                if !borrowed { return .wait(until: soonest.deadline) }
-            } else if !q.stopped && !idle && !borrowed {
+            if q.lentBy != 0, !borrowed {
+                // A caller of `run` runs a block as the executor: nothing else runs meanwhile.
+                q.runnerWaiting = false
                 return .wait(until: nil)
             }
-            if q.stopped { q.timers.removeAll() }
-            q.started = false
-            thread.store(0, ordering: .releasing)
-            return .end
+            let next = Self.take(&q, idle: idle, borrowed: borrowed)
+            switch next {
+            case .wait: q.runnerWaiting = !borrowed
+            case .work: q.runnerWaiting = false
+            case .end:
+                q.runnerWaiting = false
+                thread.store(0, ordering: .releasing)
+            }
+            return next
         }
+    }
+
+    /// ``next(idle:borrowed:)``'s choice, under the queue's lock.
+    private static func take(_ q: inout Queue, idle: Bool, borrowed: Bool) -> Next {
+        if q.head < q.items.count {
+            let work = q.items[q.head]
+            q.items[q.head] = nil
+            q.head += 1
+            if q.head >= 64 && q.head * 2 >= q.items.count {
+                q.items.removeFirst(q.head)
+                q.head = 0
+            }
+            if let work { return .work(work) }
+        }
+        if !q.stopped, let soonest = q.timers.last {
+            if soonest.deadline <= DispatchTime.now().uptimeNanoseconds {
+                q.timers.removeLast()
+                return .work(.block(soonest.body))
+            }
+            if !borrowed { return .wait(until: soonest.deadline) }
+        } else if !q.stopped && !idle && !borrowed {
+            return .wait(until: nil)
+        }
+        if q.stopped { q.timers.removeAll() }
+        q.started = false
+        return .end
     }
 
     /// Starts a runner for the queue just claimed: the executor's thread, else the spare

@@ -4,6 +4,7 @@ public import FoundationEssentials
 public import Foundation
 #endif
 import SettingsPlist
+import CSettingsFiles
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -79,41 +80,98 @@ extension PlistFile {
     private static func replace(
         _ path: String, _ bytes: UnsafeRawBufferPointer, permissions: UInt32, owner: Owner?, durable: Bool
     ) throws(Failure) -> Identity {
-        let directory = directory(of: path)
-        let mode = mode_t(permissions & 0o777)
-        var temporary = ""
-        var fd: Int32 = -1
-        for _ in 0..<8 {  // a name taken already (never in practice): draw another
-            temporary = directory + "/" + temporaryPrefix(for: path) + randomSuffix()
-            fd = createExclusively(temporary)
-            if fd >= 0 || errno != EEXIST { break }
+        let replacement = try Replacement(path, writing: { fd throws(Failure) in try writeAll(fd, bytes) },
+                                          permissions: permissions, owner: owner, durable: durable)
+        return try replacement.commit()
+    }
+
+    /// A replacement of a file begun but not made yet: the new bytes are in a temporary file
+    /// beside it, and their way to the disk has started. ``commit()`` makes it (flush, rename,
+    /// flush the directory); ``abandon()`` removes the temporary file and leaves the file as it
+    /// is. Exactly one of the two is called (the descriptor is closed by it).
+    ///
+    /// What a writer does between the two overlaps the device writing the new bytes: a settings
+    /// file's transaction records its history and provenance there, so the flush at
+    /// ``commit()`` waits for less (measured in Docs/Performance.md).
+    package struct Replacement {
+        private let path: String
+        private let temporary: String
+        private let fd: Int32
+        private let durable: Bool
+
+        /// Creates the temporary file, gives it `permissions` and `owner`, writes `bytes` and,
+        /// when `durable`, starts writing them to the device without waiting (Linux's
+        /// `sync_file_range`; elsewhere the flush at ``commit()`` does it all).
+        package init(_ path: String, with bytes: Data, permissions: UInt32, owner: Owner?, durable: Bool = true) throws(Failure) {
+            try self.init(path, writing: { fd throws(Failure) in
+                try bytes.withUnsafeBytes { raw in Result { () throws(Failure) in try PlistFile.writeAll(fd, raw) } }.get()
+            }, permissions: permissions, owner: owner, durable: durable)
         }
-        guard fd >= 0 else { throw Failure("cannot create a temporary file in \(directory)") }
-        let identity: Identity
-        do throws(Failure) {
-            defer { close(fd) }
-            if let owner, owner.user != geteuid() || owner.group != getegid() {
-                // Only root (or a member of the group) may do this; otherwise the file keeps the
-                // writer's ownership, as any editor's save would.
-                _ = fchown(fd, uid_t(owner.user), gid_t(owner.group))
+
+        fileprivate init(_ path: String, writing write: (Int32) throws(Failure) -> Void, permissions: UInt32, owner: Owner?,
+                     durable: Bool) throws(Failure) {
+            let directory = PlistFile.directory(of: path)
+            var temporary = ""
+            var fd: Int32 = -1
+            for _ in 0..<8 {  // a name taken already (never in practice): draw another
+                temporary = directory + "/" + PlistFile.temporaryPrefix(for: path) + PlistFile.randomSuffix()
+                fd = PlistFile.createExclusively(temporary)
+                if fd >= 0 || errno != EEXIST { break }
             }
-            guard fchmod(fd, mode) == 0 else { throw Failure("cannot set the file's permissions") }
-            try writeAll(fd, bytes)
-            guard !durable || flushToDisk(fd) else { throw Failure("cannot flush the file to disk") }
-            var s = stat()
-            guard fstat(fd, &s) == 0 else { throw Failure("cannot examine the file") }
-            identity = Identity(s)
-        } catch {
-            unlink(temporary)
-            throw error
+            guard fd >= 0 else { throw Failure("cannot create a temporary file in \(directory)") }
+            do throws(Failure) {
+                if let owner, owner.user != geteuid() || owner.group != getegid() {
+                    // Only root (or a member of the group) may do this; otherwise the file keeps the
+                    // writer's ownership, as any editor's save would.
+                    _ = fchown(fd, uid_t(owner.user), gid_t(owner.group))
+                }
+                guard fchmod(fd, mode_t(permissions & 0o777)) == 0 else { throw Failure("cannot set the file's permissions") }
+                try write(fd)
+                // Only starts the write-back (never waits for it): the flush at commit still
+                // decides durability, and a failure here is the flush's to report.
+                if durable { _ = settings_start_writeback(fd) }
+            } catch {
+                close(fd)
+                unlink(temporary)
+                throw error
+            }
+            self.path = path
+            self.temporary = temporary
+            self.fd = fd
+            self.durable = durable
         }
-        guard rename(temporary, path) == 0 else {
-            let failure = Failure("cannot replace the file")
-            unlink(temporary)
-            throw failure
+
+        /// Makes the replacement: flushes the new bytes (when durable), renames the temporary
+        /// file over the file and flushes the directory. On failure the temporary file is
+        /// removed and the file is unchanged.
+        ///
+        /// - Returns: the identity of the new file.
+        package func commit() throws(Failure) -> Identity {
+            let identity: Identity
+            do throws(Failure) {
+                defer { close(fd) }
+                guard !durable || PlistFile.flushToDisk(fd) else { throw Failure("cannot flush the file to disk") }
+                var s = stat()
+                guard fstat(fd, &s) == 0 else { throw Failure("cannot examine the file") }
+                identity = Identity(s)
+            } catch {
+                unlink(temporary)
+                throw error
+            }
+            guard rename(temporary, path) == 0 else {
+                let failure = Failure("cannot replace the file")
+                unlink(temporary)
+                throw failure
+            }
+            if durable { PlistFile.syncDirectory(PlistFile.directory(of: path)) }
+            return identity
         }
-        if durable { syncDirectory(directory) }
-        return identity
+
+        /// Gives the replacement up: the temporary file is removed, the file left as it is.
+        package func abandon() {
+            close(fd)
+            unlink(temporary)
+        }
     }
 
     /// The start of the names of ``replace(_:with:permissions:owner:durable:)-(_,[UInt8],_,_,_)``'s

@@ -35,9 +35,11 @@ package import SettingsPlist
 ///   schema, the administrator's locks).
 /// - **record**: history and provenance (``PlistRecorder``), before the replace, so a process
 ///   that reloads the new file finds its provenance there.
-/// - **replace**: atomic and durable (``PlistFile/replace(_:with:permissions:owner:durable:)-(_,Data,_,_,_)``),
-///   keeping the file's permissions and owner; when it fails, the generation recorded for it is
-///   removed again, so history holds only changes that happened.
+/// - **replace**: atomic and durable, keeping the file's permissions and owner. It is begun
+///   before the record step (``PlistFile/Replacement``: the new bytes are written beside the file
+///   and sent on their way to the device) and made after it, so the device writes while history
+///   is recorded; a refused record step gives it up. When it fails, the generation recorded for
+///   it is removed again, so history holds only changes that happened.
 package enum SettingsFileTransaction {
     /// How the lock is taken.
     package enum LockWait: Sendable {
@@ -242,19 +244,43 @@ package enum SettingsFileTransaction {
         guard encoded.bytes.count <= options.maximumSize else {
             throw Failure(.notWritten, target, "not saved: \(PlistFile.tooLarge(encoded.bytes.count, limit: options.maximumSize).operation), so it could not be loaded again")
         }
+        // The new bytes start on their way to the disk before the record step, which then
+        // overlaps the device's write instead of adding to it (``PlistFile/Replacement``). A
+        // recorder that may refuse the change (the tool's) records first: its refusal, which
+        // names the values that would be lost, is then what a full disk reports.
+        func begin() throws(Failure) -> PlistFile.Replacement {
+            do {
+                return try PlistFile.Replacement(target, with: encoded.bytes,
+                                                 permissions: current.identity?.permissions ?? options.newFilePermissions,
+                                                 owner: current.identity?.owner)
+            } catch {
+                throw Failure(.notWritten, target, "not saved: \(error)")
+            }
+        }
+        let early = recorder?.refusesUnkeptDiscard == true ? nil : try begin()
         var recorded: PlistRecorder.Recorded?
         if recorder != nil {
             // `before` is what this writer last wrote or read when the file is unchanged since (`known`).
             let beforeIsKnown = known != nil && current.identity != nil && current.identity == known?.identity
-            recorded = try recorder?.record(encoded.bytes, format: encoded.format, edit: change, before: current.contents,
-                                            previous: current.wasReread ? known?.contents : nil,
-                                            beforeIsKnown: beforeIsKnown, target: target)
+            do {
+                recorded = try recorder?.record(encoded.bytes, format: encoded.format, edit: change, before: current.contents,
+                                                previous: current.wasReread ? known?.contents : nil,
+                                                beforeIsKnown: beforeIsKnown, target: target)
+            } catch {
+                early?.abandon()
+                throw error
+            }
+        }
+        let replacement: PlistFile.Replacement
+        do throws(Failure) {
+            if let early { replacement = early } else { replacement = try begin() }
+        } catch {
+            if let number = recorded?.generation { recorder?.discard(number, for: target) }
+            throw error
         }
         let identity: PlistFile.Identity
         do {
-            identity = try PlistFile.replace(target, with: encoded.bytes,
-                                             permissions: current.identity?.permissions ?? options.newFilePermissions,
-                                             owner: current.identity?.owner)
+            identity = try replacement.commit()
         } catch {
             if let number = recorded?.generation { recorder?.discard(number, for: target) }
             throw Failure(.notWritten, target, "not saved: \(error)")

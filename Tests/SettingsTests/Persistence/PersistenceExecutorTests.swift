@@ -60,4 +60,49 @@ struct PersistenceExecutorTests {
         #expect(loadedAfter)
         #expect(diagnostics.messages.count == 1)
     }
+
+    @Test(.timeLimit(hangLimit)) func blocksRunOneAtATimeInOrderWhetherTheCallerOrTheThreadRunsThem() throws {
+        // `run` lets its caller run the block itself when the executor's thread waits idle:
+        // blocks still never overlap, every one is isolated, and work queued meanwhile waits.
+        let executor = PersistenceExecutor()
+        defer { executor.stop() }
+        let inside = Atomic<Int>(0)
+        let overlaps = Atomic<Int>(0)
+        let notIsolated = Atomic<Int>(0)
+        let ran = Atomic<Int>(0)
+        @Sendable func work() {
+            if inside.add(1, ordering: .acquiringAndReleasing).newValue != 1 { overlaps.add(1, ordering: .relaxed) }
+            if !executor.isCurrent { notIsolated.add(1, ordering: .relaxed) }
+            ran.add(1, ordering: .relaxed)
+            inside.subtract(1, ordering: .acquiringAndReleasing)
+        }
+        let threads = 4, rounds = 300
+        DispatchQueue.concurrentPerform(iterations: threads) { t in
+            for i in 0..<rounds {
+                if (i + t) % 3 == 0 { executor.submit(work) } else { executor.run(work) }
+            }
+        }
+        executor.runAndWait {}  // everything submitted before this has run
+        #expect(ran.load(ordering: .relaxed) == threads * rounds)
+        #expect(overlaps.load(ordering: .relaxed) == 0)
+        #expect(notIsolated.load(ordering: .relaxed) == 0)
+
+        // Work queued by another thread while a block runs waits for it, then runs.
+        let queued = DispatchSemaphore(value: 0)
+        let later = DispatchSemaphore(value: 0)
+        let order = Mutex<[String]>([])
+        executor.run {
+            Thread.detachNewThread {
+                executor.submit {
+                    order.withLock { $0.append("queued") }
+                    later.signal()
+                }
+                queued.signal()
+            }
+            #expect(queued.wait(timeout: .now() + .seconds(120)) == .success)
+            order.withLock { $0.append("block") }
+        }
+        #expect(later.wait(timeout: .now() + .seconds(120)) == .success)
+        #expect(order.withLock { $0 } == ["block", "queued"])
+    }
 }
