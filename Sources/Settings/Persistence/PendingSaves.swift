@@ -29,7 +29,7 @@ enum PendingSaves {
 
     static func add(_ store: SettingsStore) {
         _ = installed
-        let limit = FlushRetry.limit(of: store)  // not FlushRetry(store): that builds the path's text
+        let limit = FlushRetry.limit(of: store)  // only the bound: no clock is started
         let start = stores.locked { s -> Bool in
             s[ObjectIdentifier(store)] = store
             ExitSaver.noteStall(limit)

@@ -158,11 +158,15 @@ final class PersistenceExecutor: SerialExecutor {
     /// Gives the executor back to its waiting thread after ``borrowIdleRunner()``, waking it
     /// for what was queued (or a timer scheduled) meanwhile.
     private func giveBackIdleRunner() {
-        queue.locked { q in
+        let woke = queue.locked { q -> Bool in
             thread.store(q.lentBy, ordering: .releasing)
             q.lentBy = 0
+            return !q.runnerWaiting
         }
-        wake.signal()  // the thread looks again: work or timers may have come meanwhile
+        // A thread that woke meanwhile (work queued, a timer scheduled, its wait over) found the
+        // executor lent and waits for this signal; one still asleep has a signal of its own
+        // pending for anything that came, or nothing to do.
+        if woke { wake.signal() }
     }
 
     /// ``run(_:)`` for a block with no result: no generic wrapper to instantiate (used on the

@@ -74,13 +74,14 @@ struct FlushRetry {
     let start = ContinuousClock.now
     /// The longest a flush waits: the lock timeout plus twice the settle delay.
     let limit: Duration
-    let path: String
+    /// The store, for the file's path in a failure (asked only then: `URL.path` is not free).
+    let store: SettingsStore
     /// The next pause while the lock is busy (1 ms, doubling up to 10 ms).
     var busyPause = Duration.milliseconds(1)
 
     init(_ store: SettingsStore, limit: Duration? = nil) {
         self.limit = limit ?? Self.limit(of: store)
-        path = store.url?.path ?? "?"
+        self.store = store
     }
 
     /// The longest `store`'s flush waits by its own options: its lock timeout plus twice its
@@ -112,6 +113,7 @@ struct FlushRetry {
     /// settling rather than locked).
     private func check(lockedBy lock: String?) throws(SettingsError) {
         guard ContinuousClock.now - start > limit else { return }
+        let path = store.url?.path ?? "?"
         if let lock {
             throw SettingsError(.fileLocked, path: path, detail: "another process held the lock \(lock) for longer than \(limit); not saved, the changes are kept and saved later")
         }
