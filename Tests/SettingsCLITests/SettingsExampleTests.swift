@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import SettingsTestSupport
+import SettingsFiles
 
 /// Runs the built `SettingsExample` the way the README says, with its files in a fresh
 /// `XDG_CONFIG_HOME`: a second run must show what the first one saved.
@@ -44,7 +45,8 @@ struct SettingsExampleTests {
             #expect(Set(keys).count == keys.count, "a key listed twice: \(line)")
         }
 
-        let firstRunVersions = ((try? FileManager.default.contentsOfDirectory(atPath: home.appending(path: "SettingsExample/.settings.plist.meta/generations").path)) ?? []).sorted()
+        let settingsFile = home.appending(path: "SettingsExample/settings.plist").path
+        let firstRunVersions = ((try? PlistHistory.list(for: settingsFile)) ?? []).map(\.number)
         #expect(!firstRunVersions.isEmpty)
         let second = try Self.runExample([], configHome: home)
         #expect(second.status == 0)
@@ -55,8 +57,7 @@ struct SettingsExampleTests {
         #expect(second.output.contains("profile     = Ada, favourites [\"jazz\", \"piano\"]"))
 
         // --reset clears the history too: the saved versions start again as after the first run.
-        let generations = home.appending(path: "SettingsExample/.settings.plist.meta/generations")
-        func versions() -> [String] { ((try? FileManager.default.contentsOfDirectory(atPath: generations.path)) ?? []).sorted() }
+        func versions() -> [PlistGeneration] { (try? PlistHistory.list(for: settingsFile)) ?? [] }
         let resetStarted = Date()
         let reset = try Self.runExample(["--reset"], configHome: home)
         #expect(reset.status == 0)
@@ -67,10 +68,10 @@ struct SettingsExampleTests {
         // run makes depends on how its autosaves fall, so the count is not compared: under
         // ThreadSanitizer a run once made 3 where the first had made 4.)
         let after = versions()
-        #expect(!after.isEmpty && Set(after) == Set((1...after.count).map { "\($0).plist" }), "\(after)")
-        for name in after {
-            let modified = try FileManager.default.attributesOfItem(atPath: generations.appending(path: name).path)[.modificationDate] as? Date
-            #expect(modified.map { $0 >= resetStarted } == true, "the history kept an earlier run's version: \(name)")
+        #expect(!after.isEmpty && after.map(\.number) == Array(1...after.count), "\(after.map(\.number))")
+        for version in after {
+            // Saved by the reset run (dates are kept to the second or better; a second's slack).
+            #expect(version.writer.date >= resetStarted.addingTimeInterval(-1), "the history kept an earlier run's version: \(version.number)")
         }
     }
 

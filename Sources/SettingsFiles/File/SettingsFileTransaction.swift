@@ -77,7 +77,7 @@ package enum SettingsFileTransaction {
         /// falling back to binary when XML cannot carry a value.
         package var format: PlistFormat?
         package var newFileFormat = PlistFormat.xml
-        /// Removes temporary files left beside the file (and its provenance log) by a writer
+        /// Removes temporary files left beside the file (and its provenance log and history journal) by a writer
         /// killed mid-change: a store does it at its first save.
         package var removesLeftovers = false
 
@@ -234,6 +234,7 @@ package enum SettingsFileTransaction {
             PlistFile.removeLeftoverTemporaryFiles(beside: target)
             if (try? PlistFile.existingCompanionDirectory(for: target)) != nil {
                 PlistFile.removeLeftoverTemporaryFiles(beside: SettingsProvenanceLog.path(for: target))
+                PlistFile.removeLeftoverTemporaryFiles(beside: PlistHistory.journal(for: target))
             }
         }
         var current = try reread(file, known: known, options: options)

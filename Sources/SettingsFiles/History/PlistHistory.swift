@@ -12,20 +12,28 @@ import Musl
 import Darwin
 #endif
 
-/// The history of a property-list file: the last saved versions (generations), kept as
-/// `generations/N.plist` (binary, owner-only, each written atomically) in the file's companion
+/// The history of a property-list file: the last saved versions (generations), kept in one
+/// append-only journal, `history.journal` (owner-only, never flushed), in the file's companion
 /// directory (``PlistFile/companionDirectory(for:)``). Written only under the file's lock and
 /// before the file itself is replaced, so a crash in between leaves the file as it was.
 ///
-/// Bounded by ``Limits``: the oldest generations go first, the newest is always kept.
+/// Bounded by ``Limits``: the oldest generations go first, the newest is always kept. A save
+/// appends one record to the journal; the journal is rewritten with the kept generations only
+/// when those that went take as much room as those kept (or as many generations as the limit).
+/// History kept by an earlier version of the library (`generations/N.plist`, one file each) is
+/// read as it is, and moved into the journal by the next writer.
 ///
 /// ```swift
 /// try PlistHistory.keep(bytes, changed: [["volume"]], by: .thisProcess(.tool), for: target)
 /// let last = try PlistHistory.list(for: target).last
 /// ```
 public enum PlistHistory {
-    /// The directory of generations inside the companion directory.
+    /// The directory of generations an earlier version of the library kept, one file each,
+    /// inside the companion directory (read, and moved into the journal by the next writer).
     public static let directoryName = "generations"
+
+    /// The journal's file name inside the companion directory.
+    public static let journalName = HistoryJournal.fileName
 
     /// How much history is kept.
     public struct Limits: Hashable, Sendable {
@@ -45,12 +53,20 @@ public enum PlistHistory {
         }
     }
 
-    /// The generations directory beside `target`.
+    /// The directory of generations an earlier version kept beside `target`.
     ///
     /// - Parameter target: the settings file (after the link rule).
     /// - Returns: `.NAME.meta/generations`.
     public static func directory(for target: String) -> String {
         PlistFile.companionDirectory(for: target) + "/" + directoryName
+    }
+
+    /// The journal beside `target`.
+    ///
+    /// - Parameter target: the settings file (after the link rule).
+    /// - Returns: `.NAME.meta/history.journal`.
+    public static func journal(for target: String) -> String {
+        HistoryJournal.path(for: target)
     }
 
     /// Keeps `bytes` as the newest generation of `target` and removes the oldest beyond `limits`.
@@ -72,32 +88,33 @@ public enum PlistHistory {
         return try keep(bytes, changed: changed, by: writer, for: target, limits: limits, known: &known)
     }
 
-    /// What a writer that keeps generations of one file again and again knows about its
-    /// generations directory between saves, so a save neither lists the directory nor looks at
-    /// every generation's size while nobody else changed it (``keep(_:changed:by:for:limits:known:)``).
+    /// What a writer that keeps generations of one file again and again knows about its journal
+    /// between saves, so a save neither reads the journal nor decodes its records while nobody
+    /// else changed it (``keep(_:changed:by:for:limits:provenance:known:)``).
     ///
-    /// Trusted only while the directory, the newest generation this writer kept and the absence
-    /// of the next number are all as it left them: any other writer keeps the next number
-    /// (all writers keep generations under the file's lock), so the cache never hides another
-    /// writer's generation; anything else seen changed makes the save list the directory again.
+    /// Trusted only while the journal is the very file (device, inode, size, modification time)
+    /// this writer left: any other writer's record grows it (all writers keep generations under
+    /// the file's lock), and then only the records after the known end are read.
     package struct Known: Sendable {
-        /// The directory, and its identity after this writer last changed it.
-        var directory: String?
-        var directoryIdentity: PlistFile.Identity?
-        /// The newest generation this writer kept, and its file's identity.
-        var newest: (number: Int, identity: PlistFile.Identity)?
-        /// The generations' numbers (ascending) and sizes, as last listed or kept.
-        var numbers: [Int] = []
-        var sizes: [Int: Int] = [:]
+        /// The journal's identity after this writer last changed or read it.
+        var identity: PlistFile.Identity?
+        /// Its records, and where the whole ones end.
+        var records: [HistoryJournal.Record] = []
+        var end = 0
+        /// Whether the generations directory of an earlier version was looked for (and moved).
+        var movedEarlierGenerations = false
         /// Whether ``checkCurrent(for:)`` found it current, for the change under way.
         package var checkedCurrent = false
 
         package init() {}
+
+        /// The generations readers see (from the last record's `oldest` on).
+        var kept: ArraySlice<HistoryJournal.Record> { HistoryJournal.kept(records) }
     }
 
     /// ``keep(_:changed:by:for:limits:)`` for a writer that keeps `known` between saves: the
-    /// directory is listed (once) only when `known` cannot be trusted, and pruning uses the sizes
-    /// already known. The generations kept and removed are the same as without it.
+    /// journal is read only where another writer changed it. The generations kept are the same
+    /// as without it.
     @discardableResult
     package static func keep(_ bytes: Data, changed: [[String]], by writer: SettingsProvenance, for target: String,
                              limits: Limits, provenance: PlistDictionary? = nil, known: inout Known) throws(PlistFile.Failure) -> Int? {
@@ -111,20 +128,22 @@ public enum PlistHistory {
             // A file that large is never written (no reader would load it): neither is its generation.
             throw PlistFile.tooLarge(bytes.count)
         }
-        let directory: String
-        let directoryIdentity: PlistFile.Identity
-        if known.checkedCurrent, let current = known.directory, let identity = known.directoryIdentity {
-            // The recorder found it, under this lock a moment ago, to be the very directory
-            // (device, inode, owner, mode, time) this writer made or checked and last changed.
-            (directory, directoryIdentity) = (current, identity)
-        } else {
-            (directory, directoryIdentity) = try makeDirectory(for: target)
+        let directory = try PlistFile.makeCompanionDirectory(for: target)
+        if !known.movedEarlierGenerations {
+            try moveEarlierGenerations(for: target, into: directory)
+            known.movedEarlierGenerations = true
         }
-        // Checked once per change: the recorder may have just done it under the same lock.
-        let checked = known.checkedCurrent && directoryIdentity == known.directoryIdentity
+        let (fd, s) = try HistoryJournal.openForWriting(in: directory)
+        defer { close(fd) }
+        let checked = known.checkedCurrent
         known.checkedCurrent = false
-        if !checked, !known.isCurrent(directory, directoryIdentity) { known.list(directory) }
-        let number = (known.numbers.last ?? 0) + 1
+        do throws(PlistFile.Failure) {
+            try catchUp(fd, s, known: &known, checked: checked)
+        } catch {
+            known = Known()
+            throw error
+        }
+        let number = (known.records.last?.number ?? 0) + 1
         guard number <= maximumNumber else {
             throw PlistFile.Failure("generation numbers are used up in \(directory) (remove the history to start again)", code: EOVERFLOW)
         }
@@ -139,68 +158,157 @@ public enum PlistHistory {
         // The provenance log's entries this change set (``SettingsProvenanceLog/takeDelta()``): the
         // log is rewritten whole only now and then, and read back as that file plus these.
         if let provenance, !provenance.isEmpty { entry["provenance"] = .dictionary(provenance) }
-        let encoded: [UInt8]
+        // Which generations stay: the newest first, within the count and the byte budget (the
+        // new one's size taken before its `oldest` is added, a few bytes short).
+        let budget = min(limits.bytes, HistoryJournal.largestBudget)
+        let estimate = HistoryJournal.headerSize + bytes.count + 256
+        var oldest = number
+        var total = estimate
+        var count = 1
+        for record in known.kept.reversed() {
+            guard count < limits.count, total + record.length <= budget else { break }
+            total += record.length
+            count += 1
+            oldest = record.number
+        }
+        entry["oldest"] = .integer(PlistInteger(Int64(oldest)))
+        let payload: [UInt8]
         do {
-            encoded = try PlistValue.dictionary(entry).encodedBytes(as: .binary)
+            payload = try PlistValue.dictionary(entry).encodedBytes(as: .binary)
         } catch {
             throw PlistFile.Failure("cannot encode generation \(number): \(error)", code: EINVAL)
         }
-        let path = directory + "/\(number).plist"
-        // The oldest generation goes with this one (the count is at its limit): its file takes
-        // the new one's name and bytes, so a save neither allocates an inode nor frees blocks
-        // (on a file system mounted with `discard`, freeing blocks waits for the device).
-        var recycled: PlistFile.Identity?
-        if let oldest = known.numbers.first, known.numbers.count >= limits.count,
-           let size = known.sizes[oldest], size <= encoded.count {
-            switch recycle(directory + "/\(oldest).plist", as: path, with: encoded) {
-            case .untouched: break
-            case .recycled(let identity):
-                recycled = identity
-                fallthrough
-            case .consumed:
-                known.numbers.removeFirst()
-                known.sizes[oldest] = nil
-            }
-        }
-        let identity: PlistFile.Identity
-        if let recycled {
-            identity = recycled
-        } else {
-            do {
-                // One small file operation: created under its final name (all writers keep
-                // generations under the file's lock; a reader skips one not yet whole, and one a
-                // killed writer left half-written never parses) and not flushed: history may be lost
-                // to a power cut, the settings file may not.
-                identity = try create(path, with: encoded)
+        let record = HistoryJournal.record(payload)
+        let new = HistoryJournal.Record(number: number, offset: known.end, length: record.count, oldest: oldest,
+                                        carriesProvenance: provenance?.isEmpty == false)
+        // The records that went: appended after while few, else the journal is written again
+        // with the kept ones only.
+        let gone = known.records.prefix { $0.number < oldest }
+        let goneBytes = gone.reduce(0) { $0 + $1.length }
+        if gone.count >= max(limits.count, 8) || goneBytes > total || known.end + record.count > HistoryJournal.maximumSize {
+            do throws(PlistFile.Failure) {
+                try rewrite(fd, keeping: known.records.dropFirst(gone.count), adding: record, new, in: directory, known: &known)
             } catch {
-                known = Known()  // whatever the failure left, list again next time
+                known = Known()
                 throw error
             }
+        } else {
+            do throws(PlistFile.Failure) {
+                try record.withUnsafeBytes { raw in
+                    Result { () throws(PlistFile.Failure) in try PlistFile.writeAll(fd, raw, at: known.end) }
+                }.get()
+            } catch {
+                _ = ftruncate(fd, off_t(known.end))  // a record partly written (a full disk) is cut off
+                known = Known()
+                throw error
+            }
+            known.records.append(new)
+            known.end += record.count
+            var after = stat()
+            known.identity = fstat(fd, &after) == 0 ? PlistFile.Identity(after) : nil
         }
-        known.numbers.append(number)
-        known.sizes[number] = encoded.count
-        known.newest = (number, identity)
-        known.prune(directory, limits: limits)
-        known.directoryIdentity = try? PlistFile.identity(of: directory)
         return number
+    }
+
+    /// Brings `known` up to the journal open as `fd` (examined as `s`): the records other writers
+    /// appended are read, the journal read whole when it is another file (rewritten by another
+    /// writer), and a record a killed writer left unfinished is cut off (the caller holds the lock).
+    private static func catchUp(_ fd: Int32, _ s: stat, known: inout Known, checked: Bool) throws(PlistFile.Failure) {
+        let identity = PlistFile.Identity(s)
+        if checked || identity == known.identity { return }
+        let size = Int(s.st_size)
+        if let previous = known.identity, previous.device == identity.device, previous.inode == identity.inode,
+           size > known.end, known.end > 0 {
+            // Grown: others appended after the records known.
+            let tail = try HistoryJournal.read(fd, from: known.end, count: min(size - known.end, HistoryJournal.maximumSize))
+            let (records, end) = tail.withUnsafeBytes {
+                HistoryJournal.scan($0, base: known.end, after: known.records.last?.number ?? 0)
+            }
+            known.records += records
+            known.end += end
+        } else if size > HistoryJournal.maximumSize {
+            // Larger than any writer writes: not history this library kept. It starts again.
+            known.records = []
+            known.end = 0
+        } else {
+            let all = try HistoryJournal.read(fd, from: 0, count: size)
+            (known.records, known.end) = all.withUnsafeBytes { HistoryJournal.scan($0) }
+        }
+        if known.end < size {
+            // A record not whole (a writer killed while appending), or what is not a record at all.
+            guard ftruncate(fd, off_t(known.end)) == 0 else { throw PlistFile.Failure("cannot cut the history journal's unfinished record") }
+        }
+        var after = stat()
+        known.identity = fstat(fd, &after) == 0 ? PlistFile.Identity(after) : nil
+    }
+
+    /// Writes the journal again holding `kept` (read from `fd`) and the new `record`: a temporary
+    /// file renamed over it, not flushed.
+    private static func rewrite(_ fd: Int32, keeping kept: ArraySlice<HistoryJournal.Record>, adding record: [UInt8],
+                                _ new: HistoryJournal.Record, in directory: String, known: inout Known) throws(PlistFile.Failure) {
+        var bytes: [UInt8] = []
+        var records: [HistoryJournal.Record] = []
+        if let first = kept.first, let last = kept.last {
+            bytes = try HistoryJournal.read(fd, from: first.offset, count: last.offset + last.length - first.offset)
+            records = kept.map { var r = $0; r.offset -= first.offset; return r }
+        }
+        var added = new
+        added.offset = bytes.count
+        bytes += record
+        records.append(added)
+        known.identity = try PlistFile.replace(directory + "/" + HistoryJournal.fileName, with: bytes, permissions: 0o600, durable: false)
+        known.records = records
+        known.end = bytes.count
+    }
+
+    /// Moves the generations an earlier version of the library kept (`generations/N.plist`) into
+    /// the journal, oldest first, after those it holds, and removes their directory (the caller
+    /// holds the file's lock). One that cannot be read is left out.
+    private static func moveEarlierGenerations(for target: String, into companion: String) throws(PlistFile.Failure) {
+        guard let directory = try existingDirectory(for: target) else { return }
+        let (fd, s) = try HistoryJournal.openForWriting(in: companion)
+        defer { close(fd) }
+        var known = Known()
+        try catchUp(fd, s, known: &known, checked: false)
+        let (numbers, temporary) = listing(directory)
+        var appended: [UInt8] = []
+        var last = known.records.last?.number ?? 0
+        for n in numbers where n > last {
+            guard let file = try? PlistFile.read(directory + "/\(n).plist", limit: maximumGenerationSize, followingLinks: false),
+                  case .dictionary(var e)? = try? PlistValue(decoding: file.bytes), isGeneration(e, numbered: n),
+                  generation(n, from: e, bytes: Data()) != nil else { continue }
+            e["number"] = .integer(PlistInteger(Int64(n)))
+            guard let payload = try? PlistValue.dictionary(e).encodedBytes(as: .binary),
+                  known.end + appended.count + payload.count + HistoryJournal.headerSize <= HistoryJournal.maximumSize else { continue }
+            appended += HistoryJournal.record(payload)
+            last = n
+        }
+        if !appended.isEmpty {
+            try appended.withUnsafeBytes { raw in
+                Result { () throws(PlistFile.Failure) in try PlistFile.writeAll(fd, raw, at: known.end) }
+            }.get()
+        }
+        for name in temporary { unlink(directory + "/" + name) }
+        for n in numbers { unlink(directory + "/\(n).plist") }
+        rmdir(directory)  // left when something else is in it
     }
 
     /// Removes generation `number` of `target`, kept for a save that then did not happen (the
     /// file could not be replaced), so history holds only saves that happened.
     ///
     /// - Parameters:
-    ///   - number: the generation ``keep(_:changed:by:for:limits:known:)`` returned.
+    ///   - number: the generation ``keep(_:changed:by:for:limits:provenance:known:)`` returned.
     ///   - target: the settings file (after the link rule).
-    ///   - known: what the writer knows of the directory.
+    ///   - known: what the writer knows of the journal.
     package static func discard(_ number: Int, for target: String, known: inout Known) {
-        let path = directory(for: target) + "/\(number).plist"
-        guard unlink(path) == 0 || errno == ENOENT else {
-            known = Known()
-            return
-        }
-        known.numbers.removeAll { $0 == number }
-        known.sizes[number] = nil
-        if known.newest?.number == number { known = Known() }  // list again at the next save
+        defer { known = Known() }  // read again at the next save
+        guard let directory = (try? PlistFile.existingCompanionDirectory(for: target)) ?? nil,
+              let (fd, s) = try? HistoryJournal.openForWriting(in: directory) else { return }
+        defer { close(fd) }
+        var current = known
+        guard (try? catchUp(fd, s, known: &current, checked: false)) != nil,
+              let last = current.records.last, last.number == number else { return }
+        _ = ftruncate(fd, off_t(last.offset))
     }
 
     /// Removes every generation kept beside `target` (and the temporary files of writers killed
@@ -214,12 +322,17 @@ public enum PlistHistory {
 
     /// ``removeAll(for:)``; without `foldingProvenance` when the provenance log goes too.
     package static func removeAll(for target: String, foldingProvenance: Bool) {
-        guard let directory = (try? existingDirectory(for: target)) ?? nil else { return }
+        guard let companion = (try? PlistFile.existingCompanionDirectory(for: target)) ?? nil else { return }
         // The provenance the generations carry is folded into the log first.
         if foldingProvenance { SettingsProvenanceLog.fold(for: target) }
+        let journal = companion + "/" + HistoryJournal.fileName
+        unlink(journal)
+        PlistFile.removeLeftoverTemporaryFiles(beside: journal)
+        guard let directory = (try? existingDirectory(for: target)) ?? nil else { return }
         let (numbers, temporary) = listing(directory)
         for name in temporary { unlink(directory + "/" + name) }
         for n in numbers { unlink(directory + "/\(n).plist") }
+        rmdir(directory)
     }
 
     /// The generations kept beside `target`, oldest first (empty when there are none). A
@@ -227,8 +340,9 @@ public enum PlistHistory {
     ///
     /// - Parameter target: the settings file (after the link rule).
     /// - Returns: the generations, each with its bytes.
-    /// - Throws: ``PlistFile/Failure`` for an unsafe companion directory.
+    /// - Throws: ``PlistFile/Failure`` for an unsafe companion directory or journal.
     public static func list(for target: String) throws(PlistFile.Failure) -> [PlistGeneration] {
+        if let journal = try HistoryJournal.read(for: target) { return generations(in: journal, withBytes: true) }
         guard let directory = try existingDirectory(for: target) else { return [] }
         return numbers(in: directory).compactMap { read($0, in: directory) }
     }
@@ -239,8 +353,11 @@ public enum PlistHistory {
     ///   - number: the generation's number.
     ///   - target: the settings file (after the link rule).
     /// - Returns: the generation.
-    /// - Throws: ``PlistFile/Failure`` for an unsafe companion directory.
+    /// - Throws: ``PlistFile/Failure`` for an unsafe companion directory or journal.
     public static func generation(_ number: Int, for target: String) throws(PlistFile.Failure) -> PlistGeneration? {
+        if let journal = try HistoryJournal.read(for: target) {
+            return generations(in: journal, withBytes: true, only: number).first
+        }
         guard let directory = try existingDirectory(for: target) else { return nil }
         return read(number, in: directory)
     }
@@ -249,10 +366,29 @@ public enum PlistHistory {
     ///
     /// - Parameter target: the settings file (after the link rule).
     /// - Returns: the generation.
-    /// - Throws: ``PlistFile/Failure`` for an unsafe companion directory.
+    /// - Throws: ``PlistFile/Failure`` for an unsafe companion directory or journal.
     public static func newest(for target: String) throws(PlistFile.Failure) -> PlistGeneration? {
+        if let journal = try HistoryJournal.read(for: target) {
+            let last = journal.withUnsafeBytes { HistoryJournal.scan($0).records.last }
+            guard let last else { return nil }
+            return generations(in: journal, withBytes: true, only: last.number).first
+        }
         guard let directory = try existingDirectory(for: target), let last = numbers(in: directory).last else { return nil }
         return read(last, in: directory)
+    }
+
+    /// The generations a journal's bytes keep, oldest first; only generation `only` when given.
+    private static func generations(in journal: [UInt8], withBytes: Bool, only: Int? = nil) -> [PlistGeneration] {
+        journal.withUnsafeBytes { raw in
+            HistoryJournal.kept(HistoryJournal.scan(raw).records).compactMap { record -> PlistGeneration? in
+                if let only, record.number != only { return nil }
+                let payload = UnsafeRawBufferPointer(rebasing: raw[(record.offset + HistoryJournal.headerSize) ..< (record.offset + record.length)])
+                let value = withBytes ? try? PlistValue.decode(payload.assumingMemoryBound(to: UInt8.self), options: PlistReadOptions())
+                                      : HistoryJournal.decodeWithoutContents(payload)
+                guard case .dictionary(let e)? = value else { return nil }
+                return generation(record.number, from: e, bytes: withBytes ? (e["contents"]?.dataValue ?? Data()) : Data())
+            }
+        }
     }
 
     /// `a/b` with `/` and `\` escaped in components.
@@ -269,6 +405,7 @@ public enum PlistHistory {
     /// - Returns: the generations, each without its bytes.
     /// - Throws: ``PlistFile/Failure`` for an unsafe companion directory.
     public static func summaries(for target: String) throws(PlistFile.Failure) -> [PlistGeneration] {
+        if let journal = try HistoryJournal.read(for: target) { return generations(in: journal, withBytes: false) }
         guard let directory = try existingDirectory(for: target) else { return [] }
         return numbers(in: directory).compactMap { summary($0, in: directory) }
     }
@@ -307,7 +444,7 @@ public enum PlistHistory {
     }
 
     /// A generation from its file's values, or `nil` when they are not a generation's.
-    private static func generation(_ number: Int, from e: PlistDictionary, bytes: Data) -> PlistGeneration? {
+    static func generation(_ number: Int, from e: PlistDictionary, bytes: Data) -> PlistGeneration? {
         guard isGeneration(e, numbered: number), e["contents"]?.dataValue != nil,
               let origin = e["origin"]?.stringValue.flatMap(SettingsProvenance.Origin.init(rawValue:)),
               let date = e["date"]?.dateValue else { return nil }
@@ -318,8 +455,19 @@ public enum PlistHistory {
     }
 
     /// The provenance entries of the generations after `number` (``keep(_:changed:by:for:limits:provenance:known:)``),
-    /// oldest first, read without their files' contents.
+    /// oldest first, read without their contents.
     package static func provenanceDeltas(for target: String, after number: Int) -> [(number: Int, entries: PlistDictionary)] {
+        if let journal = (try? HistoryJournal.read(for: target)) ?? nil {
+            return journal.withUnsafeBytes { raw in
+                HistoryJournal.kept(HistoryJournal.scan(raw).records).compactMap { record -> (Int, PlistDictionary)? in
+                    guard record.number > number, record.carriesProvenance else { return nil }
+                    let payload = UnsafeRawBufferPointer(rebasing: raw[(record.offset + HistoryJournal.headerSize) ..< (record.offset + record.length)])
+                    guard case .dictionary(let e)? = HistoryJournal.decodeWithoutContents(payload),
+                          case .dictionary(let entries)? = e["provenance"] else { return nil }
+                    return (record.number, entries)
+                }
+            }
+        }
         guard let directory = (try? existingDirectory(for: target)) ?? nil else { return [] }
         var out: [(Int, PlistDictionary)] = []
         for n in numbers(in: directory) where n > number {
@@ -329,78 +477,12 @@ public enum PlistHistory {
         return out
     }
 
-    /// What became of the oldest generation's file offered to ``recycle(_:as:with:)``.
-    private enum Recycling {
-        /// It now is the new generation.
-        case recycled(PlistFile.Identity)
-        /// It is gone (renamed, then the new bytes could not be written): create the new one.
-        case consumed
-        /// It was not used (not this user's regular file with one link, or not openable).
-        case untouched
-    }
-
-    /// Turns the file of the oldest generation, `old`, into the new one at `path` (which must
-    /// not exist): same inode, overwritten in place, never shrunk (the caller offers only a file
-    /// no larger than `bytes`, so a reader that mapped it never faults past its end).
-    ///
-    /// Never readable as a wrong generation: its first byte is cleared before it takes the new
-    /// name (no format starts with a zero byte, so readers skip it), the new bytes are written
-    /// after the first, and the first byte last. A writer killed at any step leaves a file that
-    /// readers skip or the whole new generation; its `number` is checked by readers too
-    /// (``isGeneration(_:numbered:)``), for a power cut that kept the rename and lost the data.
-    private static func recycle(_ old: String, as path: String, with bytes: [UInt8]) -> Recycling {
-        let fd = PlistFile.retrying { open(old, O_WRONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY) }
-        guard fd >= 0 else { return .untouched }
-        defer { close(fd) }
-        var s = stat()
-        guard !bytes.isEmpty, fstat(fd, &s) == 0, (s.st_mode & S_IFMT) == S_IFREG, s.st_uid == geteuid(), s.st_nlink == 1,
-              Int(s.st_size) <= bytes.count else { return .untouched }
-        var zero: UInt8 = 0
-        guard pwrite(fd, &zero, 1, 0) == 1 else { return .untouched }
-        guard rename(old, path) == 0 else { return .untouched }
-        let written = bytes.withUnsafeBytes { raw -> Bool in
-            do throws(PlistFile.Failure) {
-                try PlistFile.writeAll(fd, UnsafeRawBufferPointer(rebasing: raw[1...]), at: 1)
-                try PlistFile.writeAll(fd, UnsafeRawBufferPointer(rebasing: raw[..<1]), at: 0)
-                return true
-            } catch {
-                return false
-            }
-        }
-        guard written, fstat(fd, &s) == 0 else {
-            unlink(path)
-            return .consumed
-        }
-        return .recycled(PlistFile.Identity(s))
-    }
-
     /// Whether a generation file's values belong under `number`: a file written since generations
     /// carry their number must carry this one (one recycled under a new name whose new bytes a
     /// power cut lost still holds the old number). Files written before carry none.
     static func isGeneration(_ e: PlistDictionary, numbered number: Int) -> Bool {
         guard let recorded = e["number"] else { return true }
         return recorded.intValue == number
-    }
-
-    /// Creates `path` (which must not exist) holding `bytes`, owner-only, without a temporary
-    /// file or a flush: one small file operation.
-    private static func create(_ path: String, with bytes: [UInt8]) throws(PlistFile.Failure) -> PlistFile.Identity {
-        let fd = PlistFile.retrying { open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600) }
-        guard fd >= 0 else { throw PlistFile.Failure("cannot create \(path)", code: errno) }
-        do throws(PlistFile.Failure) {
-            defer { close(fd) }
-            var failure: PlistFile.Failure?
-            bytes.withUnsafeBytes { raw in
-                do throws(PlistFile.Failure) { try PlistFile.writeAll(fd, raw) } catch { failure = error }
-            }
-            if let failure { throw failure }
-            var s = stat()
-            guard fstat(fd, &s) == 0 else { throw PlistFile.Failure("cannot examine \(path)", code: errno) }
-            return PlistFile.Identity(s)
-        } catch {
-            unlink(path)
-            throw error
-        }
     }
 
     /// The generation numbers in `directory`, ascending.
@@ -446,68 +528,72 @@ public enum PlistHistory {
         _ = try PlistFile.checkCompanion(path, s)  // the companion directory's rule: a real directory of this user's, closed to others
         return path
     }
+}
 
-    /// The generations directory beside `target`, created when missing, with its identity.
-    private static func makeDirectory(for target: String) throws(PlistFile.Failure) -> (String, PlistFile.Identity) {
-        let path = try PlistFile.makeCompanionDirectory(for: target) + "/" + directoryName
+extension PlistHistory.Known {
+    /// The provenance entries of the generations after `number` (as
+    /// ``PlistHistory/provenanceDeltas(for:after:)`` reads them), reading only the records this
+    /// writer has not read yet: a writer catching up on others' saves reads their records, not
+    /// the journal. Safe without the file's lock: a record being appended is read at the next
+    /// call, and nothing is cut or written.
+    package mutating func provenanceDeltas(for target: String, after number: Int) -> [(number: Int, entries: PlistDictionary)] {
+        guard let directory = (try? PlistFile.existingCompanionDirectory(for: target)) ?? nil else { return [] }
+        let path = directory + "/" + HistoryJournal.fileName
+        let fd = PlistFile.retrying { open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY) }
+        guard fd >= 0 else {
+            self = PlistHistory.Known()
+            return errno == ENOENT ? PlistHistory.provenanceDeltas(for: target, after: number) : []  // an earlier version's directory, if any
+        }
+        defer { close(fd) }
         var s = stat()
-        if lstat(path, &s) != 0 {
-            guard errno == ENOENT else { throw PlistFile.Failure("cannot look at \(path)") }
-            if mkdir(path, 0o700) != 0, errno != EEXIST { throw PlistFile.Failure("cannot create \(path)") }
-            guard lstat(path, &s) == 0 else { throw PlistFile.Failure("cannot look at \(path)") }
+        guard fstat(fd, &s) == 0, (s.st_mode & S_IFMT) == S_IFREG, Int(s.st_size) <= HistoryJournal.maximumSize else {
+            self = PlistHistory.Known()
+            return []
         }
-        _ = try PlistFile.checkCompanion(path, s)  // the companion directory's rule: a real directory of this user's, closed to others
-        return (path, PlistFile.Identity(s))
-    }
-}
-
-extension PlistHistory.Known {
-    /// Whether the numbers and sizes known still describe `directory`: it is the one this writer
-    /// last changed, as it left it, its newest generation is still the one this writer kept, and
-    /// no writer kept the number after it (the cheap test that does not depend on how finely the
-    /// file system keeps modification times).
-    func isCurrent(_ directory: String, _ identity: PlistFile.Identity) -> Bool {
-        guard directory == self.directory, identity == directoryIdentity, let newest else { return false }
-        return (try? PlistFile.identity(of: directory + "/\(newest.number).plist")) == newest.identity
-            && (try? PlistFile.identity(of: directory + "/\(newest.number + 1).plist")) == .some(nil)
-    }
-
-    /// Lists `directory` (once): its generations' numbers and sizes, removing the temporary files
-    /// writers killed while keeping a generation left (they exist only while a writer holds the
-    /// file's lock, and the caller holds it).
-    mutating func list(_ directory: String) {
-        let (found, temporary) = PlistHistory.listing(directory)
-        for name in temporary { unlink(directory + "/" + name) }
-        self = PlistHistory.Known()
-        self.directory = directory
-        numbers = found
-        for n in found {
-            var s = stat()
-            sizes[n] = lstat(directory + "/\(n).plist", &s) == 0 ? Int(s.st_size) : 0
+        let identity = PlistFile.Identity(s)
+        let size = Int(s.st_size)
+        var read: (bytes: [UInt8], from: Int)?
+        if identity != self.identity {
+            let previous = self.identity
+            if let previous, previous.device == identity.device, previous.inode == identity.inode, size >= end, end > 0 {
+                guard let tail = try? HistoryJournal.read(fd, from: end, count: size - end) else { return [] }
+                let (found, length) = tail.withUnsafeBytes { HistoryJournal.scan($0, base: end, after: records.last?.number ?? 0) }
+                records += found
+                end += length
+                read = (tail, end - length)
+            } else {
+                guard let all = try? HistoryJournal.read(fd, from: 0, count: size) else { return [] }
+                (records, end) = all.withUnsafeBytes { HistoryJournal.scan($0) }
+                read = (all, 0)
+            }
+            // A record not whole yet (a writer appending now, or one killed while appending): the
+            // next writer to hold the lock looks again, and cuts it off if it stays so.
+            self.identity = end == size ? identity : nil
         }
-    }
-
-    /// Removes the oldest generations beyond the count and the byte budget (never the newest).
-    mutating func prune(_ directory: String, limits: PlistHistory.Limits) {
-        var total = numbers.reduce(0) { $0 + (sizes[$1] ?? 0) }
-        var removed = 0
-        while numbers.count - removed > 1, numbers.count - removed > limits.count || total > limits.bytes {
-            let n = numbers[removed]
-            unlink(directory + "/\(n).plist")
-            total -= sizes.removeValue(forKey: n) ?? 0
-            removed += 1
+        var out: [(Int, PlistDictionary)] = []
+        for record in kept where record.number > number && record.carriesProvenance {
+            let payload: [UInt8]
+            if let read, record.offset >= read.from, record.offset + record.length <= read.from + read.bytes.count {
+                let start = record.offset - read.from + HistoryJournal.headerSize
+                payload = Array(read.bytes[start ..< (record.offset - read.from + record.length)])
+            } else if let bytes = try? HistoryJournal.read(fd, from: record.offset + HistoryJournal.headerSize,
+                                                           count: record.length - HistoryJournal.headerSize) {
+                payload = bytes
+            } else {
+                continue
+            }
+            guard case .dictionary(let e)? = payload.withUnsafeBytes({ HistoryJournal.decodeWithoutContents($0) }),
+                  case .dictionary(let entries)? = e["provenance"] else { continue }
+            out.append((record.number, entries))
         }
-        numbers.removeFirst(removed)
+        return out
     }
-}
 
-extension PlistHistory.Known {
-    /// Whether the generations beside `target` are as this writer left them (no other writer
-    /// kept or removed one since): then no generation carries provenance it has not seen.
+    /// Whether the journal beside `target` is as this writer left it (no other writer kept or
+    /// removed a generation since): then no generation carries provenance it has not seen.
     package mutating func checkCurrent(for target: String) -> Bool {
-        let directory = PlistHistory.directory(for: target)
-        guard let identity = try? PlistFile.identity(of: directory) else { return false }
-        checkedCurrent = isCurrent(directory, identity)
+        guard let identity else { return false }
+        checkedCurrent = (try? PlistFile.identity(of: HistoryJournal.path(for: target))) == .some(identity)
         return checkedCurrent
     }
 
@@ -515,7 +601,8 @@ extension PlistHistory.Known {
     /// pruned or discarded): the provenance they carry can still be read back.
     package func holdsAll(after first: Int, through last: Int) -> Bool {
         guard last > first else { return true }
-        guard let oldest = numbers.first else { return false }
-        return oldest <= first + 1 && numbers.contains(last)
+        let kept = self.kept
+        guard let oldest = kept.first?.number else { return false }
+        return oldest <= first + 1 && kept.contains { $0.number == last }
     }
 }

@@ -29,7 +29,7 @@ package struct PlistRecorder: Sendable {
     /// The provenance log as last read or written, and the identity of its file then.
     package private(set) var log: SettingsProvenanceLog?
     private var logIdentity: PlistFile.Identity?
-    /// The generations directory as this writer last listed or changed it.
+    /// The history journal as this writer last read or changed it.
     private var generations = PlistHistory.Known()
     /// Leaves found changed on disk (by a reload, or a re-read under the lock), and when.
     private var seen: [[String]: Date] = [:]
@@ -98,12 +98,16 @@ package struct PlistRecorder: Sendable {
         if var log, identity != nil, identity == logIdentity {
             // Only generations changed (another writer saved): their entries, not the whole file.
             self.log = nil
-            let applied = log.catchUp(for: target)
+            let applied = log.catchUp(with: generations.provenanceDeltas(for: target, after: log.through))
             self.log = log
             notePruneAlong(applied)
             return log
         }
-        let read = (try? SettingsProvenanceLog.load(for: target, keepingEncoding: true, updating: log)) ?? SettingsProvenanceLog()
+        // The history records are read only where this writer has not read them yet.
+        var known = generations
+        let read = (try? SettingsProvenanceLog.load(for: target, keepingEncoding: true, updating: log,
+                                                    deltas: { known.provenanceDeltas(for: target, after: $0) })) ?? SettingsProvenanceLog()
+        generations = known
         log = read
         pruneAlong = nil
         logIdentity = identity

@@ -185,25 +185,29 @@ public struct SettingsProvenanceLog: Hashable, Sendable {
     /// this writer last saved or loaded (`previous`), only the entries whose encoded form changed
     /// since are decoded again (another writer's save changes a few).
     package static func load(for target: String, keepingEncoding: Bool,
-                             updating previous: SettingsProvenanceLog? = nil) throws(PlistFile.Failure) -> SettingsProvenanceLog {
+                             updating previous: SettingsProvenanceLog? = nil,
+                             deltas: ((Int) -> [(number: Int, entries: PlistDictionary)])? = nil) throws(PlistFile.Failure) -> SettingsProvenanceLog {
+        // The generations' entries after the file's mark: read by the caller's own means when it
+        // gives them (a writer reads only the history records it has not read yet).
+        let deltas = deltas ?? { PlistHistory.provenanceDeltas(for: target, after: $0) }
         guard let directory = try PlistFile.existingCompanionDirectory(for: target) else { return SettingsProvenanceLog() }
         let contents: PlistFile.Contents?
         do {
             contents = try PlistFile.read(directory + "/" + fileName, limit: maximumSize, followingLinks: false)
         } catch where error.code == EFBIG {
             var log = unknown  // larger than any writer writes: nothing in it is believed
-            log.replay(for: target, after: 0)
+            log.replay(after: 0, deltas)
             return log
         }
         guard let contents else {
             var log = SettingsProvenanceLog()
-            log.replay(for: target, after: 0)  // not written yet: the generations carry it all
+            log.replay(after: 0, deltas)  // not written yet: the generations carry it all
             return log
         }
         guard let value = try? PlistValue(decoding: contents.bytes),
               case .dictionary(let root) = value, case .dictionary(let keys)? = root["keys"] else {
             var log = unknown
-            log.replay(for: target, after: 0)
+            log.replay(after: 0, deltas)
             return log
         }
         let complete = root["complete"]?.boolValue ?? true
@@ -211,7 +215,7 @@ public struct SettingsProvenanceLog: Hashable, Sendable {
         if keepingEncoding, let previous, let old = previous.written, old.touched.isEmpty,
            var log = updated(previous.storage, writtenAs: old.keys, to: keys) {
             log.isComplete = complete
-            log.replay(for: target, after: through)
+            log.replay(after: through, deltas)
             return log
         }
         var log = SettingsProvenanceLog()
@@ -226,7 +230,7 @@ public struct SettingsProvenanceLog: Hashable, Sendable {
         if canonical, log.storage.count == keys.count {  // every entry read back as it is written: reusable as it is
             log.written = Written(keys: keys)
         }
-        log.replay(for: target, after: through)
+        log.replay(after: through, deltas)
         return log
     }
 
@@ -244,8 +248,15 @@ public struct SettingsProvenanceLog: Hashable, Sendable {
     /// - Returns: the key paths of the entries set or removed.
     @discardableResult
     package mutating func catchUp(for target: String) -> [[String]] {
+        catchUp(with: PlistHistory.provenanceDeltas(for: target, after: through))
+    }
+
+    /// ``catchUp(for:)`` with the entries of the generations after ``through`` already read
+    /// (``PlistHistory/Known/provenanceDeltas(for:after:)``: a writer reads only what is new).
+    @discardableResult
+    package mutating func catchUp(with deltas: [(number: Int, entries: PlistDictionary)]) -> [[String]] {
         var applied: [[String]] = []
-        for (n, entries) in PlistHistory.provenanceDeltas(for: target, after: through) {
+        for (n, entries) in deltas where n > through {
             applied += apply(delta: entries)
             through = n
         }
@@ -253,10 +264,10 @@ public struct SettingsProvenanceLog: Hashable, Sendable {
     }
 
     /// Applies the entries of the generations kept after the log's file was written.
-    private mutating func replay(for target: String, after number: Int) {
+    private mutating func replay(after number: Int, _ deltas: (Int) -> [(number: Int, entries: PlistDictionary)]) {
         savedThrough = number
         through = number
-        catchUp(for: target)
+        catchUp(with: deltas(number))
         delta = []
     }
 

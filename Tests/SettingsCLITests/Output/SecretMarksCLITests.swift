@@ -70,12 +70,13 @@ struct SecretMarksCLITests {
         for token in ["t-old-1", "t-old-2", "t-new"] {
             #expect(try CLI.run(environment: environment, "write", "App", "apiToken", token).status == 0)
         }
-        let generations = dir.url.appending(path: "App/.settings.plist.meta/generations")
-        #expect(try FileManager.default.contentsOfDirectory(atPath: generations.path).count == 3)
+        let file = dir.url.appending(path: "App/settings.plist").path
+        #expect(try PlistHistory.list(for: file).count == 3)
         let purged = try CLI.run(environment: environment, "history", "--purge", "App")
         #expect(purged.status == 0)
         #expect(purged.stdout.hasSuffix("removed 3 generations\n"), "\(purged.stdout)")
-        #expect(try FileManager.default.contentsOfDirectory(atPath: generations.path).isEmpty)
+        #expect(try PlistHistory.list(for: file).isEmpty)
+        #expect(!FileManager.default.fileExists(atPath: PlistHistory.journal(for: file)))  // the secrets' bytes are gone
         #expect(try CLI.run(environment: environment, "history", "App").stdout.contains("no history kept yet"))
         #expect(try CLI.run(environment: environment, "read", "--show-secrets", "App", "apiToken").stdout == "t-new\n")
     }

@@ -17,6 +17,20 @@ private func change(_ path: String, _ key: String, _ value: PlistValue, recorder
     }
 }
 
+/// Appends `value` to the history journal beside `path` as a record, as a writer would (planted
+/// records are outside input); `torn` cuts the record short, as a killed writer leaves it.
+func plantRecord(_ value: PlistValue, besides path: String, torn: Bool = false) throws {
+    let payload = try value.encoded(as: .binary)
+    let n = payload.count
+    var record = Data("SGJ1".utf8) + Data([UInt8(n & 0xff), UInt8(n >> 8 & 0xff), UInt8(n >> 16 & 0xff), UInt8(n >> 24 & 0xff)]) + payload
+    if torn { record = record.prefix(record.count - 3) }
+    let journal = URL(filePath: PlistHistory.journal(for: path))
+    let handle = try FileHandle(forWritingTo: journal)
+    try handle.seekToEnd()
+    try handle.write(contentsOf: record)
+    try handle.close()
+}
+
 struct HistoryJournalTests {
     @Test func aChangeWritesOneGenerationAndTheLogOnlyEverySixteenth() throws {
         let dir = try TemporaryDirectory()
@@ -52,10 +66,10 @@ struct HistoryJournalTests {
         #expect(!FileManager.default.fileExists(atPath: SettingsProvenanceLog.path(for: path)))
         #expect(try PlistHistory.list(for: path).isEmpty)
         let before = try FileManager.default.contentsOfDirectory(atPath: companion).sorted()
-        let generationsBefore = try FileManager.default.contentsOfDirectory(atPath: PlistHistory.directory(for: path))
+        #expect(!FileManager.default.fileExists(atPath: PlistHistory.journal(for: path)))
         for i in 11..<20 { try change(path, "k", .integer(PlistInteger(Int64(i))), recorder: &none) }
         #expect(try FileManager.default.contentsOfDirectory(atPath: companion).sorted() == before)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: PlistHistory.directory(for: path)) == generationsBefore)
+        #expect(!FileManager.default.fileExists(atPath: PlistHistory.journal(for: path)))
         #expect(try PlistValue(contentsOf: URL(filePath: path))["k"] == 19)
     }
 
@@ -93,18 +107,22 @@ struct HistoryJournalTests {
         let path = dir.path("settings.plist")
         var recorder: PlistRecorder? = PlistRecorder(limits: .init())
         try change(path, "a", 1, recorder: &recorder)
-        // Planted generations: entries that are not entries, a path deeper than any file holds,
-        // a removal of a key, garbage in place of the dictionary, a half-written file.
+        // Planted records: entries that are not entries, a path deeper than any file holds, a
+        // removal of a key, garbage in place of the dictionary, a record cut short.
         let deep = Array(repeating: "x", count: PlistNesting.maximumDepth + 5).joined(separator: "/")
-        let planted: [PlistValue] = [
-            ["provenance": ["a": "not an entry", deep: ["origin": "write", "date": .date(Date())], "b": ["origin": 7]]],
-            ["provenance": "garbage", "origin": "write"],
-        ]
-        let directory = PlistHistory.directory(for: path)
-        for (i, value) in planted.enumerated() {
-            try value.encoded(as: .binary).write(to: URL(filePath: directory + "/\(10 + i).plist"))
-        }
-        try Data([0x62, 0x70, 0x6c]).write(to: URL(filePath: directory + "/12.plist"))
+        let generation: PlistDictionary = ["origin": "write", "date": .date(Date()), "contents": .data(Data()), "changed": []]
+        var first = generation
+        first["number"] = 10
+        first["provenance"] = ["a": "not an entry", deep: ["origin": "write", "date": .date(Date())], "b": ["origin": 7]]
+        var second = generation
+        second["number"] = 11
+        second["provenance"] = "garbage"
+        var third = generation
+        third["number"] = 12
+        third["provenance"] = ["a": ["origin": "sync", "date": .date(Date())]]
+        try plantRecord(.dictionary(first), besides: path)
+        try plantRecord(.dictionary(second), besides: path)
+        try plantRecord(.dictionary(third), besides: path, torn: true)
         let read = try SettingsProvenanceLog.load(for: path)
         #expect(read.entries[["a"]]?.origin == .tool)
         #expect(read.entries.count == 1)
@@ -115,10 +133,10 @@ struct HistoryJournalTests {
 }
 
 /// Attacks on the journal (issue 29's review): histories removed behind the log's back, planted
-/// generation files that are not files, and numbers far ahead.
+/// journals that are not files, and numbers far ahead.
 struct HistoryJournalAttackTests {
 
-    /// The generations directory removed by hand (or by a purge whose fold could not write the
+    /// The history journal removed by hand (or by a purge whose fold could not write the
     /// log): numbers start again at 1 below the log's "through" mark, and the log must be written
     /// at the next change, or readers skip the new generations' provenance.
     @Test func numbersStartingAgainBelowTheLogsMarkAreStillRead() throws {
@@ -126,7 +144,7 @@ struct HistoryJournalAttackTests {
         let path = dir.path("settings.plist")
         var recorder: PlistRecorder? = PlistRecorder(limits: .init())
         for i in 0..<17 { try change(path, "k\(i)", 1, recorder: &recorder) }
-        try FileManager.default.removeItem(atPath: PlistHistory.directory(for: path))
+        try FileManager.default.removeItem(atPath: PlistHistory.journal(for: path))
         // The running writer, and a writer that starts now.
         try change(path, "late", 1, recorder: &recorder, by: SettingsProvenance.thisProcess(.restore))
         var fresh: PlistRecorder? = PlistRecorder(limits: .init())
@@ -137,22 +155,25 @@ struct HistoryJournalAttackTests {
         #expect(read.entries[["k3"]]?.origin == .tool)
     }
 
-    /// Same-user plants in the generations directory: a directory, a FIFO and a dangling link
-    /// named as generations. Saves go on, each keeps its generation, listings skip the plants,
-    /// and nothing waits on the FIFO.
-    @Test func generationNamesThatAreNotFilesNeitherStopSavesNorHang() throws {
+    /// Same-user plants in place of the journal: a directory, a FIFO and a dangling link. Saves
+    /// go on, readers report the journal instead of reading it (or waiting on the FIFO), and
+    /// provenance is still read back from the log.
+    @Test(arguments: ["directory", "fifo", "link"])
+    func aJournalThatIsNotAFileNeitherStopsSavesNorHangs(_ plant: String) throws {
         let dir = try TemporaryDirectory()
         let path = dir.path("settings.plist")
         var recorder: PlistRecorder? = PlistRecorder(limits: .init(count: 3))
         try change(path, "a", 0, recorder: &recorder)
-        let directory = PlistHistory.directory(for: path)
-        try FileManager.default.createDirectory(atPath: directory + "/2.plist", withIntermediateDirectories: false)
-        #expect(mkfifo(directory + "/3.plist", 0o600) == 0)
-        #expect(symlink("/nonexistent", directory + "/4.plist") == 0)
+        let journal = PlistHistory.journal(for: path)
+        try FileManager.default.removeItem(atPath: journal)
+        switch plant {
+        case "directory": try FileManager.default.createDirectory(atPath: journal, withIntermediateDirectories: false)
+        case "fifo": #expect(mkfifo(journal, 0o600) == 0)
+        default: #expect(symlink("/nonexistent", journal) == 0)
+        }
         // Readers first: a listing and a replay that open the FIFO must not wait for a writer.
-        #expect(try PlistHistory.list(for: path).map(\.number) == [1])
-        #expect(try PlistHistory.summaries(for: path).map(\.number) == [1])
-        #expect(try SettingsProvenanceLog.load(for: path).entries[["a"]]?.origin == .tool)
+        #expect(throws: PlistFile.Failure.self) { try PlistHistory.list(for: path) }
+        #expect(throws: PlistFile.Failure.self) { try PlistHistory.summaries(for: path) }
         var fresh: PlistRecorder? = PlistRecorder(limits: .init(count: 3))
         for i in 1...6 {
             if i % 2 == 0 {
@@ -162,10 +183,9 @@ struct HistoryJournalAttackTests {
             }
         }
         #expect(try PlistValue(contentsOf: URL(filePath: path))["a"] == 6)
-        let listed = try PlistHistory.list(for: path).map(\.number)
-        #expect(listed.last == 10, "\(listed)")
         #expect(try SettingsProvenanceLog.load(for: path).entries[["a"]]?.origin == .tool)
-        #expect(try PlistHistory.summaries(for: path).allSatisfy { $0.number > 4 })
+        // Nothing was written through the link.
+        #expect(!FileManager.default.fileExists(atPath: "/nonexistent"))
     }
 
     /// A plant numbered at the largest number: history cannot go on, but the program's saves do,
@@ -175,10 +195,9 @@ struct HistoryJournalAttackTests {
         let path = dir.path("settings.plist")
         var recorder: PlistRecorder? = PlistRecorder(limits: .init())
         try change(path, "a", 0, recorder: &recorder)
-        let directory = PlistHistory.directory(for: path)
-        try PlistValue.dictionary(["origin": "write", "date": .date(Date()), "contents": .data(Data()),
-                                   "provenance": ["a": ["origin": "sync", "date": .date(Date())]]])
-            .encoded(as: .binary).write(to: URL(filePath: directory + "/\(PlistHistory.maximumNumber).plist"))
+        try plantRecord(["origin": "write", "date": .date(Date()), "contents": .data(Data()), "changed": [],
+                         "number": .integer(PlistInteger(Int64(PlistHistory.maximumNumber))),
+                         "provenance": ["a": ["origin": "sync", "date": .date(Date())]]], besides: path)
         for i in 1...3 { try change(path, "a", .integer(PlistInteger(Int64(i))), recorder: &recorder) }
         #expect(try PlistValue(contentsOf: URL(filePath: path))["a"] == 3)
         #expect(try SettingsProvenanceLog.load(for: path).entries[["a"]]?.origin == .tool)

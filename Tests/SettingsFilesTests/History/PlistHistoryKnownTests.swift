@@ -7,9 +7,9 @@ import Testing
 import Glibc
 #endif
 
-/// `PlistHistory.keep(_:changed:by:for:limits:known:)`: a writer that keeps what it knows of the
-/// generations directory between saves keeps and prunes exactly the generations a writer that
-/// lists the directory every time would, whatever other writers did in between.
+/// `PlistHistory.keep(_:changed:by:for:limits:provenance:known:)`: a writer that keeps what it
+/// knows of the history journal between saves keeps and prunes exactly the generations a writer
+/// that reads the journal every time would, whatever other writers did in between.
 struct PlistHistoryKnownTests {
     let writer = SettingsProvenance(origin: .write, process: "MyApp", pid: 1, date: Date(timeIntervalSince1970: 0))
 
@@ -26,13 +26,13 @@ struct PlistHistoryKnownTests {
             #expect(try PlistHistory.keep(bytes(i), changed: [["i"]], by: writer, for: target, limits: limits, known: &known) == i)
         }
         // Another process (the tool, another store) keeps one between two of this writer's saves,
-        // within the same tick of the file system's clock: the directory's times look unchanged.
-        let directory = PlistHistory.directory(for: target)
+        // within the same tick of the file system's clock: the journal's times look unchanged.
+        let journal = PlistHistory.journal(for: target)
         var before = stat()
-        #expect(lstat(directory, &before) == 0)
+        #expect(lstat(journal, &before) == 0)
         #expect(try PlistHistory.keep(bytes(5), changed: [["i"]], by: writer, for: target, limits: limits) == 5)
         let times = [before.st_atim, before.st_mtim]
-        #expect(utimensat(AT_FDCWD, directory, times, AT_SYMLINK_NOFOLLOW) == 0)
+        #expect(utimensat(AT_FDCWD, journal, times, AT_SYMLINK_NOFOLLOW) == 0)
         #expect(try PlistHistory.keep(bytes(6), changed: [["i"]], by: writer, for: target, limits: limits, known: &known) == 6)
         #expect(try PlistHistory.list(for: target).map(\.number) == [4, 5, 6])
         #expect(try PlistHistory.newest(for: target)?.contents() == ["i": 6])
@@ -45,7 +45,7 @@ struct PlistHistoryKnownTests {
         for i in 1...3 {
             try PlistHistory.keep(bytes(i), changed: [], by: writer, for: target, limits: .init(), known: &known)
         }
-        try FileManager.default.removeItem(atPath: PlistHistory.directory(for: target))
+        try FileManager.default.removeItem(atPath: PlistHistory.journal(for: target))
         #expect(try PlistHistory.keep(bytes(9), changed: [], by: writer, for: target, limits: .init(), known: &known) == 1)
         #expect(try PlistHistory.list(for: target).map(\.number) == [1])
     }
@@ -62,16 +62,23 @@ struct PlistHistoryKnownTests {
         #expect(try PlistHistory.list(for: target).map(\.number) == [5, 6])
     }
 
-    @Test func temporaryFilesOfAKilledWriterGoAtTheNextListing() throws {
+    @Test func aRecordAKilledWriterLeftUnfinishedIsCutOffByTheNextWriter() throws {
         let dir = try TemporaryDirectory()
         let target = dir.path("settings.plist")
         try PlistHistory.keep(bytes(1), changed: [], by: writer, for: target)
-        let directory = PlistHistory.directory(for: target)
-        let leftover = directory + "/" + PlistFile.temporaryPrefix(for: directory + "/2.plist") + "0123456789abcdef"
-        try Data("half".utf8).write(to: URL(filePath: leftover))
-        var known = PlistHistory.Known()  // a writer's first save lists the directory
-        #expect(try PlistHistory.keep(bytes(2), changed: [], by: writer, for: target, limits: .init(), known: &known) == 2)
-        #expect(!FileManager.default.fileExists(atPath: leftover))
-        #expect(try FileManager.default.contentsOfDirectory(atPath: directory).sorted() == ["1.plist", "2.plist"])
+        try PlistHistory.keep(bytes(2), changed: [], by: writer, for: target)
+        let journal = PlistHistory.journal(for: target)
+        let whole = try Data(contentsOf: URL(filePath: journal))
+        // Killed half-way through appending generation 3: its header and part of it.
+        let handle = try FileHandle(forWritingTo: URL(filePath: journal))
+        try handle.seekToEnd()
+        try handle.write(contentsOf: Data("SGJ1".utf8) + Data([0x00, 0x10, 0x00, 0x00]) + Data(repeating: 0x62, count: 100))
+        try handle.close()
+        #expect(try PlistHistory.list(for: target).map(\.number) == [1, 2])  // readers stop before it
+        var known = PlistHistory.Known()
+        #expect(try PlistHistory.keep(bytes(3), changed: [], by: writer, for: target, limits: .init(), known: &known) == 3)
+        #expect(try PlistHistory.list(for: target).map(\.number) == [1, 2, 3])
+        #expect(try Data(contentsOf: URL(filePath: journal)).prefix(whole.count) == whole)
+        #expect(try PlistHistory.generation(3, for: target)?.contents() == ["i": 3])
     }
 }

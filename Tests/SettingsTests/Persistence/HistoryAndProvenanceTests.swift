@@ -159,9 +159,7 @@ struct HistoryAndProvenanceTests {
         await #expect(throws: SettingsError.self) { try await store.restore(1) }  // no longer kept
 
         let meta = PlistFile.companionDirectory(for: url.path)
-        for name in try FileManager.default.contentsOfDirectory(atPath: meta + "/generations") {
-            #expect(try dir.permissions(of: URL(filePath: meta + "/generations/" + name)) == 0o600)
-        }
+        #expect(try dir.permissions(of: URL(filePath: meta + "/" + PlistHistory.journalName)) == 0o600)
         #expect(try dir.permissions(of: URL(filePath: meta + "/provenance.plist")) == 0o600)
     }
 

@@ -128,11 +128,11 @@ struct HistoryJournalFaultsTests {
         }
     }
 
-    /// The generations directory made immutable while a program saves: every save still
-    /// happens, its provenance is still read back (the log is written whole instead), and once
-    /// the directory can be written again generations are kept again.
+    /// The history journal made immutable while a program saves: every save still happens, its
+    /// provenance is still read back (the log is written whole instead), and once the journal can
+    /// be written again generations are kept again.
     @Test(.enabled(if: immutableDirectoriesWork, "needs root and chattr +i"))
-    func anImmutableGenerationsDirectoryStopsOnlyHistory() async throws {
+    func anImmutableHistoryJournalStopsOnlyHistory() async throws {
         let dir = try TemporaryDirectory()
         let url = dir.file()
         let store = SettingsStore.file(url, autosaveDelay: nil, externalChanges: .ignored)
@@ -140,9 +140,9 @@ struct HistoryJournalFaultsTests {
             store["k\(i)"] = 1
             try store.flushNow()
         }
-        let generations = URL(filePath: PlistHistory.directory(for: url.path))
+        let journal = URL(filePath: PlistHistory.journal(for: url.path))
         let before = try PlistHistory.list(for: url.path).map(\.number)
-        try withImmutableDirectory(generations) {
+        try withImmutableDirectory(journal) {
             for i in 0..<20 {
                 store["g\(i)"] = .integer(PlistInteger(Int64(i)))
                 try store.flushNow()

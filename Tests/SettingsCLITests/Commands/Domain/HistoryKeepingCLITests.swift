@@ -71,12 +71,12 @@ struct HistoryKeepingCLITests {
         #expect(try Data(contentsOf: file) == before, "\(arguments) changed the file")
     }
 
-    @Test func aGenerationsDirectoryThatCannotBeWrittenRefusesAsAFullDiskDoes() throws {
+    @Test func aHistoryJournalThatCannotBeWrittenRefusesAsAFullDiskDoes() throws {
         let dir = try TemporaryDirectory()
         let (environment, file) = try handEditedDomain(in: dir)
-        let generations = dir.url.appending(path: "App/.settings.plist.meta/generations")
-        try FileManager.default.removeItem(at: generations)
-        try Data("planted".utf8).write(to: generations)  // a file where the directory must be
+        let journal = URL(filePath: PlistHistory.journal(for: file.path))
+        try FileManager.default.removeItem(at: journal)
+        try FileManager.default.createDirectory(at: journal, withIntermediateDirectories: false)  // a directory where the journal must be
         let before = try Data(contentsOf: file)
         let out = try CLI.run(environment: environment, "reset", "App")
         #expect(out.status == 1, "\(out.output)")
@@ -111,9 +111,8 @@ struct HistoryKeepingCLITests {
         return environment
     }
 
-    func generations(in dir: TemporaryDirectory) throws -> [String] {
-        let path = dir.url.appending(path: "App/.settings.plist.meta/generations")
-        return (try? FileManager.default.contentsOfDirectory(atPath: path.path))?.filter { $0.hasSuffix(".plist") } ?? []
+    func generations(in dir: TemporaryDirectory) throws -> [Int] {
+        try PlistHistory.list(for: dir.url.appending(path: "App/settings.plist").path).map(\.number)
     }
 
     @Test func theToolKeepsAsManyGenerationsAsTheProgramDoes() throws {

@@ -1,0 +1,152 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import SettingsPlist
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The file a settings file's history is kept in: `history.journal` in its companion
+/// directory, one record per generation, appended.
+///
+/// A record is the magic `SGJ1`, the payload's length (4 bytes, little-endian), and the payload:
+/// a binary property list holding the generation (when, by whom, which keys, the file's bytes,
+/// its number, the provenance entries it carries) and `oldest`, the oldest generation number
+/// history keeps once this one is added. Readers see the generations from the last record's
+/// `oldest` on; a writer appends while the records before that are few, and otherwise rewrites
+/// the journal with the kept ones only (a temporary file renamed over it).
+///
+/// Every record is written under the settings file's lock and never flushed (history may be
+/// lost to a power cut, the settings file may not). Readers stop at the first record that is not
+/// whole (a writer killed while appending, a power cut that kept the length and lost the data),
+/// and the next writer cuts the journal there before it appends.
+enum HistoryJournal {
+    static let fileName = "history.journal"
+    static let magic: [UInt8] = Array("SGJ1".utf8)
+    static let headerSize = 8
+    /// The largest journal read (256 MiB). A writer keeps it below: it is written again with the
+    /// kept generations only before it would grow past this, or once those that went take as much
+    /// room as those kept.
+    static let maximumSize = 256 << 20
+    /// The largest byte budget a writer honours (64 MiB): the kept generations, with the newest at
+    /// the largest file size, then stay well below ``maximumSize``.
+    static let largestBudget = 64 << 20
+
+    /// One record as a writer or reader found it.
+    struct Record: Sendable, Equatable {
+        var number: Int
+        /// Where the record starts, and its whole length (header and payload).
+        var offset: Int
+        var length: Int
+        /// The oldest generation kept once this one was added (`nil`: a record migrated from the
+        /// generations directory, which said nothing).
+        var oldest: Int?
+        /// Whether it carries provenance entries.
+        var carriesProvenance: Bool
+    }
+
+    /// The journal's path beside `target`.
+    static func path(for target: String) -> String {
+        PlistFile.companionDirectory(for: target) + "/" + fileName
+    }
+
+    /// The records of `bytes` (a journal's, or the part of it from `base` on), in order: each
+    /// whole, numbered above the one before and decoding as a generation. Stops at the first one
+    /// that is not.
+    ///
+    /// - Returns: the records and where the whole ones end (relative to `bytes`).
+    static func scan(_ bytes: UnsafeRawBufferPointer, base: Int = 0, after previous: Int = 0)
+        -> (records: [Record], end: Int) {
+        var records: [Record] = []
+        var at = 0
+        var last = previous
+        while at + headerSize <= bytes.count {
+            guard bytes[at] == magic[0], bytes[at + 1] == magic[1], bytes[at + 2] == magic[2], bytes[at + 3] == magic[3] else { break }
+            let length = Int(bytes[at + 4]) | Int(bytes[at + 5]) << 8 | Int(bytes[at + 6]) << 16 | Int(bytes[at + 7]) << 24
+            guard length > 0, length <= PlistHistory.maximumGenerationSize, at + headerSize + length <= bytes.count else { break }
+            let payload = UnsafeRawBufferPointer(rebasing: bytes[(at + headerSize) ..< (at + headerSize + length)])
+            guard case .dictionary(let e)? = decodeWithoutContents(payload),
+                  let number = e["number"]?.intValue, number > last, number <= PlistHistory.maximumNumber,
+                  PlistHistory.generation(number, from: e, bytes: Data()) != nil else { break }
+            let oldest = e["oldest"]?.intValue.flatMap { $0 >= 1 && $0 <= number ? $0 : nil }
+            records.append(Record(number: number, offset: base + at, length: headerSize + length, oldest: oldest,
+                                  carriesProvenance: e["provenance"]?.dictionaryValue?.isEmpty == false))
+            last = number
+            at += headerSize + length
+        }
+        return (records, at)
+    }
+
+    /// The records readers see: from the last record's `oldest` on.
+    static func kept(_ records: [Record]) -> ArraySlice<Record> {
+        guard let oldest = records.last?.oldest else { return records[...] }
+        return records.drop { $0.number < oldest }
+    }
+
+    /// A payload's values but its contents (a generation's bytes are not copied).
+    static func decodeWithoutContents(_ payload: UnsafeRawBufferPointer) -> PlistValue? {
+        var options = PlistReadOptions()
+        options.skippingDataLongerThan = 0
+        return try? PlistValue.decode(payload.assumingMemoryBound(to: UInt8.self), options: options)
+    }
+
+    /// A record's bytes: the header and `payload`.
+    static func record(_ payload: [UInt8]) -> [UInt8] {
+        let n = payload.count
+        var out = magic
+        out.reserveCapacity(headerSize + n)
+        out += [UInt8(truncatingIfNeeded: n), UInt8(truncatingIfNeeded: n >> 8), UInt8(truncatingIfNeeded: n >> 16), UInt8(truncatingIfNeeded: n >> 24)]
+        out += payload
+        return out
+    }
+
+    /// The journal beside `target` read whole for a reader (`nil` when there is none), bounded,
+    /// never through a link.
+    static func read(for target: String) throws(PlistFile.Failure) -> [UInt8]? {
+        guard let directory = try PlistFile.existingCompanionDirectory(for: target) else { return nil }
+        return try PlistFile.read(directory + "/" + fileName, limit: maximumSize, followingLinks: false)?.bytes
+    }
+
+    /// Opens (creating it, owner-only) the journal in `directory` for a writer: never through a
+    /// link, never blocking, and only this user's own plain file with one name.
+    static func openForWriting(in directory: String) throws(PlistFile.Failure) -> (fd: Int32, stat) {
+        let path = directory + "/" + fileName
+        let fd = PlistFile.retrying { open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY, 0o600) }
+        guard fd >= 0 else {
+            if errno == ELOOP { throw PlistFile.Failure("\(path) is a symbolic link; it is not followed", code: ELOOP) }
+            throw PlistFile.Failure("cannot open \(path)")
+        }
+        var s = stat()
+        guard fstat(fd, &s) == 0 else {
+            let failure = PlistFile.Failure("cannot examine \(path)")
+            close(fd)
+            throw failure
+        }
+        guard (s.st_mode & S_IFMT) == S_IFREG, s.st_uid == geteuid(), s.st_nlink == 1 else {
+            close(fd)
+            throw PlistFile.Failure("\(path) is not this user's plain file with one name; history is not kept in it", code: EPERM)
+        }
+        return (fd, s)
+    }
+
+    /// Reads `count` bytes of `fd` from `offset`.
+    static func read(_ fd: Int32, from offset: Int, count: Int) throws(PlistFile.Failure) -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: count)
+        var done = 0
+        while done < count {
+            let n = bytes.withUnsafeMutableBytes { raw -> Int in
+                guard let base = raw.baseAddress else { return 0 }
+                return PlistFile.retrying { pread(fd, base + done, count - done, off_t(offset + done)) }
+            }
+            guard n > 0 else { throw PlistFile.Failure("cannot read the history journal", code: n == 0 ? EIO : errno) }
+            done += n
+        }
+        return bytes
+    }
+}
