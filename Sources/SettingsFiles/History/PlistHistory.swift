@@ -552,19 +552,20 @@ extension PlistHistory.Known {
         }
         let identity = PlistFile.Identity(s)
         let size = Int(s.st_size)
-        var read: (bytes: [UInt8], from: Int)?
+        // The entries of the records read now, as the scan decoded them.
+        var scanned: [Int: PlistDictionary]? = [:]
         if identity != self.identity {
             let previous = self.identity
             if let previous, previous.device == identity.device, previous.inode == identity.inode, size >= end, end > 0 {
                 guard let tail = try? HistoryJournal.read(fd, from: end, count: size - end) else { return [] }
-                let (found, length) = tail.withUnsafeBytes { HistoryJournal.scan($0, base: end, after: records.last?.number ?? 0) }
+                let (found, length) = tail.withUnsafeBytes {
+                    HistoryJournal.scan($0, base: end, after: records.last?.number ?? 0, provenance: &scanned)
+                }
                 records += found
                 end += length
-                read = (tail, end - length)
             } else {
                 guard let all = try? HistoryJournal.read(fd, from: 0, count: size) else { return [] }
-                (records, end) = all.withUnsafeBytes { HistoryJournal.scan($0) }
-                read = (all, 0)
+                (records, end) = all.withUnsafeBytes { HistoryJournal.scan($0, provenance: &scanned) }
             }
             // A record not whole yet (a writer appending now, or one killed while appending): the
             // next writer to hold the lock looks again, and cuts it off if it stays so.
@@ -572,17 +573,14 @@ extension PlistHistory.Known {
         }
         var out: [(Int, PlistDictionary)] = []
         for record in kept where record.number > number && record.carriesProvenance {
-            let payload: [UInt8]
-            if let read, record.offset >= read.from, record.offset + record.length <= read.from + read.bytes.count {
-                let start = record.offset - read.from + HistoryJournal.headerSize
-                payload = Array(read.bytes[start ..< (record.offset - read.from + record.length)])
-            } else if let bytes = try? HistoryJournal.read(fd, from: record.offset + HistoryJournal.headerSize,
-                                                           count: record.length - HistoryJournal.headerSize) {
-                payload = bytes
-            } else {
+            if let entries = scanned?[record.number] {
+                out.append((record.number, entries))
                 continue
             }
-            guard case .dictionary(let e)? = payload.withUnsafeBytes({ HistoryJournal.decodeWithoutContents($0) }),
+            // Read before (by this writer's own save, or an earlier catch-up): its payload alone.
+            guard let payload = try? HistoryJournal.read(fd, from: record.offset + HistoryJournal.headerSize,
+                                                         count: record.length - HistoryJournal.headerSize),
+                  case .dictionary(let e)? = payload.withUnsafeBytes({ HistoryJournal.decodeWithoutContents($0) }),
                   case .dictionary(let entries)? = e["provenance"] else { continue }
             out.append((record.number, entries))
         }

@@ -63,6 +63,14 @@ enum HistoryJournal {
     /// - Returns: the records and where the whole ones end (relative to `bytes`).
     static func scan(_ bytes: UnsafeRawBufferPointer, base: Int = 0, after previous: Int = 0)
         -> (records: [Record], end: Int) {
+        var ignored: [Int: PlistDictionary]?
+        return scan(bytes, base: base, after: previous, provenance: &ignored)
+    }
+
+    /// ``scan(_:base:after:)``, also collecting the provenance entries each record carries (by
+    /// number) when `provenance` is not `nil`: read once, not decoded again.
+    static func scan(_ bytes: UnsafeRawBufferPointer, base: Int = 0, after previous: Int = 0,
+                     provenance: inout [Int: PlistDictionary]?) -> (records: [Record], end: Int) {
         var records: [Record] = []
         var at = 0
         var last = previous
@@ -75,8 +83,10 @@ enum HistoryJournal {
                   let number = e["number"]?.intValue, number > last, number <= PlistHistory.maximumNumber,
                   PlistHistory.generation(number, from: e, bytes: Data()) != nil else { break }
             let oldest = e["oldest"]?.intValue.flatMap { $0 >= 1 && $0 <= number ? $0 : nil }
+            let entries = e["provenance"]?.dictionaryValue
             records.append(Record(number: number, offset: base + at, length: headerSize + length, oldest: oldest,
-                                  carriesProvenance: e["provenance"]?.dictionaryValue?.isEmpty == false))
+                                  carriesProvenance: entries?.isEmpty == false))
+            if let entries, !entries.isEmpty { provenance?[number] = entries }
             last = number
             at += headerSize + length
         }

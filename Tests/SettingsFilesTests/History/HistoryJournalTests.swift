@@ -312,3 +312,80 @@ struct HistoryJournalAttackTests {
         #expect(whole.entries[["shared"]]?.origin == .write)
     }
 }
+
+/// The history journal is outside input too (issue 29, part 3): a journal with another name (a
+/// hard link), another user's, one whose records claim more than they hold, or one larger than
+/// any writer writes, never makes a writer write elsewhere, crash or stop saving.
+struct HistoryJournalFileAttackTests {
+    private func keepOne(_ target: String, _ i: Int) throws -> Int? {
+        try PlistHistory.keep(try PlistValue.dictionary(["i": .integer(PlistInteger(Int64(i)))]).encoded(as: .binary),
+                              changed: [["i"]], by: SettingsProvenance.thisProcess(.write), for: target)
+    }
+
+    @Test func aJournalWithAnotherNameIsNeverWrittenThrough() throws {
+        let dir = try TemporaryDirectory()
+        let target = dir.path("settings.plist")
+        #expect(try keepOne(target, 1) == 1)
+        let elsewhere = dir.path("elsewhere")
+        #expect(link(PlistHistory.journal(for: target), elsewhere) == 0)
+        let before = try Data(contentsOf: URL(filePath: elsewhere))
+        #expect(throws: PlistFile.Failure.self) { try keepOne(target, 2) }
+        #expect(try Data(contentsOf: URL(filePath: elsewhere)) == before)
+    }
+
+    @Test(.enabled(if: geteuid() == 0, "needs root to give the journal to another user"))
+    func anotherUsersJournalIsNeverWritten() throws {
+        let dir = try TemporaryDirectory()
+        let target = dir.path("settings.plist")
+        #expect(try keepOne(target, 1) == 1)
+        let journal = PlistHistory.journal(for: target)
+        #expect(chown(journal, 65534, 65534) == 0)
+        let before = try Data(contentsOf: URL(filePath: journal))
+        #expect(throws: PlistFile.Failure.self) { try keepOne(target, 2) }
+        #expect(try Data(contentsOf: URL(filePath: journal)) == before)
+    }
+
+    @Test func aRecordClaimingMoreThanTheJournalHoldsEndsItAndIsCutOff() throws {
+        let dir = try TemporaryDirectory()
+        let target = dir.path("settings.plist")
+        #expect(try keepOne(target, 1) == 1)
+        let journal = URL(filePath: PlistHistory.journal(for: target))
+        let handle = try FileHandle(forWritingTo: journal)
+        try handle.seekToEnd()
+        try handle.write(contentsOf: Data("SGJ1".utf8) + Data([0xff, 0xff, 0xff, 0x7f]) + Data(repeating: 0, count: 64))
+        try handle.close()
+        #expect(try PlistHistory.list(for: target).map(\.number) == [1])
+        #expect(try keepOne(target, 2) == 2)
+        #expect(try PlistHistory.list(for: target).map(\.number) == [1, 2])
+    }
+
+    @Test func aJournalLargerThanAnyWriterWritesIsRefusedByReadersAndStartedAgainByWriters() throws {
+        let dir = try TemporaryDirectory()
+        let target = dir.path("settings.plist")
+        #expect(try keepOne(target, 1) == 1)
+        let journal = PlistHistory.journal(for: target)
+        #expect(truncate(journal, off_t(HistoryJournal.maximumSize + 1)) == 0)  // sparse: no disk used
+        #expect(throws: PlistFile.Failure.self) { try PlistHistory.list(for: target) }
+        #expect(try keepOne(target, 2) == 1)
+        #expect(try PlistHistory.list(for: target).map(\.number) == [1])
+        #expect(try PlistFile.identity(of: journal).map { $0.size < 4096 } == true)
+    }
+
+    @Test func writersTakingTurnsKeepOneHistoryInOrder() throws {
+        // Several writers (each its own recorder, as processes are) save one file in turn: every
+        // save is one generation, numbered in order, its bytes read back, the limit honoured.
+        let dir = try TemporaryDirectory()
+        let target = dir.path("settings.plist")
+        var known = [PlistHistory.Known(), PlistHistory.Known(), PlistHistory.Known()]
+        let limits = PlistHistory.Limits(count: 7)
+        for i in 1...40 {
+            let w = i % 3
+            let bytes = try PlistValue.dictionary(["i": .integer(PlistInteger(Int64(i)))]).encoded(as: .binary)
+            #expect(try PlistHistory.keep(bytes, changed: [["i"]], by: SettingsProvenance.thisProcess(.write), for: target,
+                                          limits: limits, known: &known[w]) == i)
+        }
+        let kept = try PlistHistory.list(for: target)
+        #expect(kept.map(\.number) == Array(34...40))
+        #expect(try kept.map { try $0.contents()["i"] } == (34...40).map { .integer(PlistInteger(Int64($0))) })
+    }
+}
