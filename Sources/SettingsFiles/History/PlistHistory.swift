@@ -397,21 +397,21 @@ public enum PlistHistory {
     }
 
     /// The generations kept beside `target`, oldest first, without their bytes (``PlistGeneration/bytes``
-    /// is empty): what a listing shows, read without reading the kept files' contents (each
-    /// generation file is mapped, and only its small values are decoded), so a history of large
-    /// files lists as fast as a small one.
+    /// is empty): what a listing shows, without decoding the kept files' contents (only each
+    /// generation's small values are decoded; the journal itself is read whole, and an earlier
+    /// version's generation files are mapped).
     ///
     /// - Parameter target: the settings file (after the link rule).
     /// - Returns: the generations, each without its bytes.
-    /// - Throws: ``PlistFile/Failure`` for an unsafe companion directory.
+    /// - Throws: ``PlistFile/Failure`` for an unsafe companion directory or journal.
     public static func summaries(for target: String) throws(PlistFile.Failure) -> [PlistGeneration] {
         if let journal = try HistoryJournal.read(for: target) { return generations(in: journal, withBytes: false) }
         guard let directory = try existingDirectory(for: target) else { return [] }
         return numbers(in: directory).compactMap { summary($0, in: directory) }
     }
 
-    /// The largest generation file read: a settings file at its size limit, with the
-    /// generation's own values around it.
+    /// The largest generation read (a journal's record, an earlier version's file): a settings
+    /// file at its size limit, with the generation's own values around it.
     static let maximumGenerationSize = PlistFile.maximumSize + (1 << 20)
 
     /// Generation `number` without its bytes, from the mapped file (see ``summaries(for:)``).
