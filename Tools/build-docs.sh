@@ -32,7 +32,10 @@ for module in Settings SettingsPlist SettingsFiles; do
     dir="$OUT/graphs/$module"
     rm -rf "$dir" "$OUT/$module.doccarchive"
     mkdir -p "$dir"
+    # The C target SettingsFiles imports (CSettingsFiles: one function glibc declares only for
+    # _GNU_SOURCE) is found through the module map SwiftPM writes for it.
     swift-symbolgraph-extract -module-name "$module" -target "$TRIPLE" -I "$BIN/Modules" \
+        -Xcc "-fmodule-map-file=$BIN/CSettingsFiles.build/module.modulemap" -Xcc -I -Xcc Sources/CSettingsFiles/include \
         -module-cache-path "$BIN/ModuleCache" -minimum-access-level public -skip-synthesized-members \
         -omit-extension-block-symbols -output-dir "$dir"
     docc convert "Sources/$module/$module.docc" \
