@@ -103,8 +103,6 @@ public enum PlistHistory {
         var end = 0
         /// Whether the generations directory of an earlier version was looked for (and moved).
         var movedEarlierGenerations = false
-        /// Whether ``checkCurrent(for:)`` found it current, for the change under way.
-        package var checkedCurrent = false
 
         package init() {}
 
@@ -135,10 +133,8 @@ public enum PlistHistory {
         }
         let (fd, s) = try HistoryJournal.openForWriting(in: directory)
         defer { close(fd) }
-        let checked = known.checkedCurrent
-        known.checkedCurrent = false
         do throws(PlistFile.Failure) {
-            try catchUp(fd, s, known: &known, checked: checked)
+            try catchUp(fd, s, known: &known)
         } catch {
             known = Known()
             throw error
@@ -210,31 +206,12 @@ public enum PlistHistory {
         return number
     }
 
-    /// Brings `known` up to the journal open as `fd` (examined as `s`): the records other writers
-    /// appended are read, the journal read whole when it is another file (rewritten by another
-    /// writer), and a record a killed writer left unfinished is cut off (the caller holds the lock).
-    private static func catchUp(_ fd: Int32, _ s: stat, known: inout Known, checked: Bool) throws(PlistFile.Failure) {
-        let identity = PlistFile.Identity(s)
-        if checked || identity == known.identity { return }
-        let size = Int(s.st_size)
-        if let previous = known.identity, previous.device == identity.device, previous.inode == identity.inode,
-           size > known.end, known.end > 0 {
-            // Grown: others appended after the records known.
-            let tail = try HistoryJournal.read(fd, from: known.end, count: min(size - known.end, HistoryJournal.maximumSize))
-            let (records, end) = tail.withUnsafeBytes {
-                HistoryJournal.scan($0, base: known.end, after: known.records.last?.number ?? 0)
-            }
-            known.records += records
-            known.end += end
-        } else if size > HistoryJournal.maximumSize {
-            // Larger than any writer writes: not history this library kept. It starts again.
-            known.records = []
-            known.end = 0
-        } else {
-            let all = try HistoryJournal.read(fd, from: 0, count: size)
-            (known.records, known.end) = all.withUnsafeBytes { HistoryJournal.scan($0) }
-        }
-        if known.end < size {
+    /// Brings `known` up to the journal open as `fd` (examined as `s`), and cuts off a record a
+    /// killed writer left unfinished (the caller holds the lock).
+    private static func catchUp(_ fd: Int32, _ s: stat, known: inout Known) throws(PlistFile.Failure) {
+        var ignored: [Int: PlistDictionary]?
+        guard let torn = try known.read(fd, s, provenance: &ignored) else { return }  // unchanged
+        if torn {
             // A record not whole (a writer killed while appending), or what is not a record at all.
             guard ftruncate(fd, off_t(known.end)) == 0 else { throw PlistFile.Failure("cannot cut the history journal's unfinished record") }
         }
@@ -269,7 +246,7 @@ public enum PlistHistory {
         let (fd, s) = try HistoryJournal.openForWriting(in: companion)
         defer { close(fd) }
         var known = Known()
-        try catchUp(fd, s, known: &known, checked: false)
+        try catchUp(fd, s, known: &known)
         let (numbers, temporary) = listing(directory)
         var appended: [UInt8] = []
         var last = known.records.last?.number ?? 0
@@ -306,7 +283,7 @@ public enum PlistHistory {
               let (fd, s) = try? HistoryJournal.openForWriting(in: directory) else { return }
         defer { close(fd) }
         var current = known
-        guard (try? catchUp(fd, s, known: &current, checked: false)) != nil,
+        guard (try? catchUp(fd, s, known: &current)) != nil,
               let last = current.records.last, last.number == number else { return }
         _ = ftruncate(fd, off_t(last.offset))
     }
@@ -356,7 +333,7 @@ public enum PlistHistory {
     /// - Throws: ``PlistFile/Failure`` for an unsafe companion directory or journal.
     public static func generation(_ number: Int, for target: String) throws(PlistFile.Failure) -> PlistGeneration? {
         if let journal = try HistoryJournal.read(for: target) {
-            return generations(in: journal, withBytes: true, only: number).first
+            return generations(in: journal, withBytes: true) { $0.filter { $0.number == number } }.first
         }
         guard let directory = try existingDirectory(for: target) else { return nil }
         return read(number, in: directory)
@@ -369,19 +346,20 @@ public enum PlistHistory {
     /// - Throws: ``PlistFile/Failure`` for an unsafe companion directory or journal.
     public static func newest(for target: String) throws(PlistFile.Failure) -> PlistGeneration? {
         if let journal = try HistoryJournal.read(for: target) {
-            let last = journal.withUnsafeBytes { HistoryJournal.scan($0).records.last }
-            guard let last else { return nil }
-            return generations(in: journal, withBytes: true, only: last.number).first
+            return generations(in: journal, withBytes: true) { Array($0.suffix(1)) }.first
         }
         guard let directory = try existingDirectory(for: target), let last = numbers(in: directory).last else { return nil }
         return read(last, in: directory)
     }
 
-    /// The generations a journal's bytes keep, oldest first; only generation `only` when given.
-    private static func generations(in journal: [UInt8], withBytes: Bool, only: Int? = nil) -> [PlistGeneration] {
+    /// The generations a journal's bytes keep, oldest first; of them only those `selecting`
+    /// picks are decoded.
+    private static func generations(
+        in journal: [UInt8], withBytes: Bool,
+        selecting: (ArraySlice<HistoryJournal.Record>) -> [HistoryJournal.Record] = { Array($0) }
+    ) -> [PlistGeneration] {
         journal.withUnsafeBytes { raw in
-            HistoryJournal.kept(HistoryJournal.scan(raw).records).compactMap { record -> PlistGeneration? in
-                if let only, record.number != only { return nil }
+            selecting(HistoryJournal.kept(HistoryJournal.scan(raw).records)).compactMap { record -> PlistGeneration? in
                 let payload = UnsafeRawBufferPointer(rebasing: raw[(record.offset + HistoryJournal.headerSize) ..< (record.offset + record.length)])
                 let value = withBytes ? try? PlistValue.decode(payload.assumingMemoryBound(to: UInt8.self), options: PlistReadOptions())
                                       : HistoryJournal.decodeWithoutContents(payload)
@@ -457,17 +435,12 @@ public enum PlistHistory {
     /// The provenance entries of the generations after `number` (``keep(_:changed:by:for:limits:provenance:known:)``),
     /// oldest first, read without their contents.
     package static func provenanceDeltas(for target: String, after number: Int) -> [(number: Int, entries: PlistDictionary)] {
-        if let journal = (try? HistoryJournal.read(for: target)) ?? nil {
-            return journal.withUnsafeBytes { raw in
-                HistoryJournal.kept(HistoryJournal.scan(raw).records).compactMap { record -> (Int, PlistDictionary)? in
-                    guard record.number > number, record.carriesProvenance else { return nil }
-                    let payload = UnsafeRawBufferPointer(rebasing: raw[(record.offset + HistoryJournal.headerSize) ..< (record.offset + record.length)])
-                    guard case .dictionary(let e)? = HistoryJournal.decodeWithoutContents(payload),
-                          case .dictionary(let entries)? = e["provenance"] else { return nil }
-                    return (record.number, entries)
-                }
-            }
-        }
+        var known = Known()
+        return known.provenanceDeltas(for: target, after: number)
+    }
+
+    /// ``provenanceDeltas(for:after:)`` from an earlier version's generations directory.
+    fileprivate static func earlierProvenanceDeltas(for target: String, after number: Int) -> [(number: Int, entries: PlistDictionary)] {
         guard let directory = (try? existingDirectory(for: target)) ?? nil else { return [] }
         var out: [(Int, PlistDictionary)] = []
         for n in numbers(in: directory) where n > number {
@@ -542,7 +515,7 @@ extension PlistHistory.Known {
         let fd = PlistFile.retrying { open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY) }
         guard fd >= 0 else {
             self = PlistHistory.Known()
-            return errno == ENOENT ? PlistHistory.provenanceDeltas(for: target, after: number) : []  // an earlier version's directory, if any
+            return errno == ENOENT ? PlistHistory.earlierProvenanceDeltas(for: target, after: number) : []  // an earlier version's directory, if any
         }
         defer { close(fd) }
         var s = stat()
@@ -550,26 +523,14 @@ extension PlistHistory.Known {
             self = PlistHistory.Known()
             return []
         }
-        let identity = PlistFile.Identity(s)
-        let size = Int(s.st_size)
         // The entries of the records read now, as the scan decoded them.
         var scanned: [Int: PlistDictionary]? = [:]
-        if identity != self.identity {
-            let previous = self.identity
-            if let previous, previous.device == identity.device, previous.inode == identity.inode, size >= end, end > 0 {
-                guard let tail = try? HistoryJournal.read(fd, from: end, count: size - end) else { return [] }
-                let (found, length) = tail.withUnsafeBytes {
-                    HistoryJournal.scan($0, base: end, after: records.last?.number ?? 0, provenance: &scanned)
-                }
-                records += found
-                end += length
-            } else {
-                guard let all = try? HistoryJournal.read(fd, from: 0, count: size) else { return [] }
-                (records, end) = all.withUnsafeBytes { HistoryJournal.scan($0, provenance: &scanned) }
-            }
+        do {
             // A record not whole yet (a writer appending now, or one killed while appending): the
             // next writer to hold the lock looks again, and cuts it off if it stays so.
-            self.identity = end == size ? identity : nil
+            if let torn = try read(fd, s, provenance: &scanned) { identity = torn ? nil : PlistFile.Identity(s) }
+        } catch {
+            return []
         }
         var out: [(Int, PlistDictionary)] = []
         for record in kept where record.number > number && record.carriesProvenance {
@@ -589,10 +550,39 @@ extension PlistHistory.Known {
 
     /// Whether the journal beside `target` is as this writer left it (no other writer kept or
     /// removed a generation since): then no generation carries provenance it has not seen.
-    package mutating func checkCurrent(for target: String) -> Bool {
+    package func checkCurrent(for target: String) -> Bool {
         guard let identity else { return false }
-        checkedCurrent = (try? PlistFile.identity(of: HistoryJournal.path(for: target))) == .some(identity)
-        return checkedCurrent
+        return (try? PlistFile.identity(of: HistoryJournal.path(for: target))) == .some(identity)
+    }
+
+    /// Reads what changed in the journal open as `fd` (examined as `s`) since this writer last
+    /// read or wrote it: only the records appended after the known end when it grew, all of it
+    /// when it is another file (another writer wrote it again), nothing when it is unchanged. One
+    /// larger than any writer writes holds no records. The entries of the records read are put
+    /// in `provenance` when it is not `nil`. ``identity`` is left to the caller.
+    ///
+    /// - Returns: `nil` when the journal is unchanged; else whether it ends with bytes that are
+    ///   not a whole record.
+    mutating func read(_ fd: Int32, _ s: stat, provenance: inout [Int: PlistDictionary]?) throws(PlistFile.Failure) -> Bool? {
+        let current = PlistFile.Identity(s)
+        guard current != identity else { return nil }
+        let size = Int(s.st_size)
+        if let previous = identity, previous.device == current.device, previous.inode == current.inode, size > end, end > 0 {
+            // Grown: others appended after the records known.
+            let tail = try HistoryJournal.read(fd, from: end, count: size - end)
+            let (found, length) = tail.withUnsafeBytes {
+                HistoryJournal.scan($0, base: end, after: records.last?.number ?? 0, provenance: &provenance)
+            }
+            records += found
+            end += length
+        } else if size > HistoryJournal.maximumSize {
+            records = []
+            end = 0
+        } else {
+            let all = try HistoryJournal.read(fd, from: 0, count: size)
+            (records, end) = all.withUnsafeBytes { HistoryJournal.scan($0, provenance: &provenance) }
+        }
+        return end < size
     }
 
     /// Whether every generation numbered after `first` up to `last` is still kept (none was

@@ -74,13 +74,6 @@ package struct PlistRecorder: Sendable {
     /// The log beside `target`, read again only when its file changed since this writer last
     /// read or wrote it.
     package mutating func currentLog(for target: String) -> SettingsProvenanceLog {
-        currentLog(for: target, changing: false)
-    }
-
-    /// ``currentLog(for:)``; `changing`: for a change under way (under the file's lock), whose
-    /// generation is then kept without looking at the directory again.
-    private mutating func currentLog(for target: String, changing: Bool) -> SettingsProvenanceLog {
-        defer { if !changing { generations.checkedCurrent = false } }
         guard limits.count > 0 else {
             // No history, no provenance: what was kept goes once, and nothing is known.
             if !removedForNoHistory {
@@ -163,7 +156,7 @@ package struct PlistRecorder: Sendable {
                                  before: PlistDictionary?, previous: PlistDictionary?, beforeIsKnown: Bool = false,
                                  target: String) throws(SettingsFileTransaction.Failure) -> Recorded {
         var recorded = Recorded()
-        var log = currentLog(for: target, changing: true)
+        var log = currentLog(for: target)
         guard limits.count > 0 else {
             self.log = log
             return recorded  // a limit of 0 keeps neither history nor provenance
