@@ -227,7 +227,9 @@ struct EditCommandControlsCLITests {
     func wideCharactersTakeTwoColumnsSoNoLineWraps() throws {
         let cjk = String(repeating: "設定", count: 30), emoji = String(repeating: "🎉", count: 40)
         let (domain, tmux) = try Self.editor(after: [["cjk", cjk], ["emoji", emoji]], showing: "emoji")
-        let screen = try tmux.screen()
+        // The whole frame, down to its last row: a screen taken as soon as "emoji" showed was
+        // once (under ThreadSanitizer, in a full CI run) caught half-drawn.
+        let screen = try tmux.waitFor("q quit")
         // Each row ends with its layer: the value was cut to its column, not wrapped.
         for key in ["cjk", "emoji"] {
             let line = Self.line(key, in: screen)
