@@ -15,8 +15,16 @@ extension PlistFile {
         /// The path given, when it is a symbolic link (`nil` when it is not).
         public var link: String?
 
+        /// Whether the file was there when the link rule was applied (so was its directory).
+        package var existed = false
+
         /// Whether the file was reached through a symbolic link.
         public var isThroughLink: Bool { link != nil }
+
+        /// Whether both name the same file reached the same way (not whether it existed).
+        public static func == (lhs: Target, rhs: Target) -> Bool {
+            lhs.path == rhs.path && lhs.link == rhs.link
+        }
 
         /// The failure for a file reached through a link that is not a property list (it does
         /// not parse, or its root is not a dictionary): such a file is never moved aside,
@@ -79,7 +87,7 @@ extension PlistFile {
                 if throughLink, (s.st_mode & S_IFMT) != S_IFREG {
                     throw Failure("the symbolic link \(path) leads to \(current), which is \(kind(UInt32(s.st_mode))), not a regular file; it is not followed", code: EPERM)
                 }
-                return Target(path: current, link: throughLink ? path : nil)
+                return Target(path: current, link: throughLink ? path : nil, existed: true)
             }
             guard s.st_uid == geteuid() else {
                 throw Failure("\(current) is a symbolic link owned by user \(s.st_uid), not by this process's user (\(geteuid())); it is not followed, and nothing it leads to is read or written", code: EPERM)

@@ -99,17 +99,22 @@ extension PlistFile {
         private let fd: Int32
         private let durable: Bool
 
-        /// Creates the temporary file, gives it `permissions` and `owner`, writes `bytes` and,
-        /// when `durable`, starts writing them to the device without waiting (Linux's
-        /// `sync_file_range`; elsewhere the flush at ``commit()`` does it all).
-        package init(_ path: String, with bytes: Data, permissions: UInt32, owner: Owner?, durable: Bool = true) throws(Failure) {
+        /// Creates the temporary file, gives it `permissions` and `owner`, and writes `bytes`.
+        ///
+        /// - Parameter overlapped: whether other work comes before ``commit()`` (a record step):
+        ///   then the bytes start on their way to the device now, without waiting (Linux's
+        ///   `sync_file_range`), and the flush at ``commit()`` waits for less. With nothing to
+        ///   overlap, starting the write-back costs more than it saves (measured in
+        ///   Docs/Performance.md), and the flush does it all.
+        package init(_ path: String, with bytes: Data, permissions: UInt32, owner: Owner?, durable: Bool = true,
+                     overlapped: Bool = false) throws(Failure) {
             try self.init(path, writing: { fd throws(Failure) in
                 try bytes.withUnsafeBytes { raw in Result { () throws(Failure) in try PlistFile.writeAll(fd, raw) } }.get()
-            }, permissions: permissions, owner: owner, durable: durable)
+            }, permissions: permissions, owner: owner, durable: durable, overlapped: overlapped)
         }
 
         fileprivate init(_ path: String, writing write: (Int32) throws(Failure) -> Void, permissions: UInt32, owner: Owner?,
-                     durable: Bool) throws(Failure) {
+                     durable: Bool, overlapped: Bool = false) throws(Failure) {
             let directory = PlistFile.directory(of: path)
             var temporary = ""
             var fd: Int32 = -1
@@ -129,7 +134,7 @@ extension PlistFile {
                 try write(fd)
                 // Only starts the write-back (never waits for it): the flush at commit still
                 // decides durability, and a failure here is the flush's to report.
-                if durable { _ = settings_start_writeback(fd) }
+                if durable && overlapped { _ = settings_start_writeback(fd) }
             } catch {
                 close(fd)
                 unlink(temporary)

@@ -219,7 +219,8 @@ package enum SettingsFileTransaction {
             lock = held
         } else {
             do throws(PlistFile.Failure) {
-                try createDirectories(for: target)
+                // A file that was there a moment ago has its directories (the walk looked at each).
+                if !file.existed { try createDirectories(for: target) }
             } catch {
                 throw Failure(.notWritten, target, error.description)
             }
@@ -249,16 +250,16 @@ package enum SettingsFileTransaction {
         // overlaps the device's write instead of adding to it (``PlistFile/Replacement``). A
         // recorder that may refuse the change (the tool's) records first: its refusal, which
         // names the values that would be lost, is then what a full disk reports.
-        func begin() throws(Failure) -> PlistFile.Replacement {
+        func begin(overlapped: Bool) throws(Failure) -> PlistFile.Replacement {
             do {
                 return try PlistFile.Replacement(target, with: encoded.bytes,
                                                  permissions: current.identity?.permissions ?? options.newFilePermissions,
-                                                 owner: current.identity?.owner)
+                                                 owner: current.identity?.owner, overlapped: overlapped)
             } catch {
                 throw Failure(.notWritten, target, "not saved: \(error)")
             }
         }
-        let early = recorder?.refusesUnkeptDiscard == true ? nil : try begin()
+        let early = recorder?.refusesUnkeptDiscard == true ? nil : try begin(overlapped: recorder?.records == true)
         var recorded: PlistRecorder.Recorded?
         if recorder != nil {
             // `before` is what this writer last wrote or read when the file is unchanged since (`known`).
@@ -274,7 +275,7 @@ package enum SettingsFileTransaction {
         }
         let replacement: PlistFile.Replacement
         do throws(Failure) {
-            if let early { replacement = early } else { replacement = try begin() }
+            if let early { replacement = early } else { replacement = try begin(overlapped: false) }
         } catch {
             if let number = recorded?.generation { recorder?.discard(number, for: target) }
             throw error

@@ -57,6 +57,9 @@ package struct PlistRecorder: Sendable {
     /// bounds apply) instead.
     static let largestDelta = 512
 
+    /// Whether a change is recorded at all (a limit of 0 keeps neither history nor provenance).
+    package var records: Bool { limits.count > 0 }
+
     package init(limits: PlistHistory.Limits, refusesUnkeptDiscard: Bool = false) {
         self.limits = limits
         self.refusesUnkeptDiscard = refusesUnkeptDiscard

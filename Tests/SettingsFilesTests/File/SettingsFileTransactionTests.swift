@@ -63,6 +63,30 @@ struct SettingsFileTransactionTests {
         #expect(stat(dir.path("App"), &s) == 0 && s.st_mode & 0o777 == 0o700)
     }
 
+    @Test func aDirectoryRemovedSinceTheLastSaveIsCreatedAgainAndAFilePresentNeedsNone() throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.path("App/Deeper/settings.plist")
+        var recorder: PlistRecorder? = PlistRecorder(limits: .init(count: 0, bytes: 0))
+        guard case .written(let first) = try run(path, recorder: &recorder, set("a", 1)) else {
+            Issue.record("not written")
+            return
+        }
+        // The file is there: the walk of the link rule saw it, so its directories exist.
+        #expect(try PlistFile.target(of: path).existed)
+        guard case .written = try run(path, known: first.known, recorder: &recorder, set("b", 2)) else {
+            Issue.record("not written")
+            return
+        }
+        // Removed behind the writer's back (what it last knew is gone): created again.
+        try FileManager.default.removeItem(atPath: dir.path("App"))
+        #expect(try PlistFile.target(of: path).existed == false)
+        guard case .written = try run(path, known: first.known, recorder: &recorder, set("c", 3)) else {
+            Issue.record("not written")
+            return
+        }
+        #expect(try PlistValue(contentsOf: URL(filePath: path)) == .dictionary(["c": 3]))
+    }
+
     @Test func anEditThatChangesNothingWritesNothing() throws {
         let dir = try TemporaryDirectory()
         let path = dir.path("settings.plist")
