@@ -147,16 +147,21 @@ enum HistoryJournal {
 
     /// Reads `count` bytes of `fd` from `offset`.
     static func read(_ fd: Int32, from offset: Int, count: Int) throws(PlistFile.Failure) -> [UInt8] {
-        var bytes = [UInt8](repeating: 0, count: count)
-        var done = 0
-        while done < count {
-            let n = bytes.withUnsafeMutableBytes { raw -> Int in
-                guard let base = raw.baseAddress else { return 0 }
-                return PlistFile.retrying { pread(fd, base + done, count - done, off_t(offset + done)) }
+        var failure: PlistFile.Failure?
+        // Not zeroed first: every byte is read into (or the bytes are not returned).
+        let bytes = [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
+            var done = 0
+            while done < count, let base = buffer.baseAddress {
+                let n = PlistFile.retrying { pread(fd, base + done, count - done, off_t(offset + done)) }
+                guard n > 0 else {
+                    failure = PlistFile.Failure("cannot read the history journal", code: n == 0 ? EIO : errno)
+                    break
+                }
+                done += n
             }
-            guard n > 0 else { throw PlistFile.Failure("cannot read the history journal", code: n == 0 ? EIO : errno) }
-            done += n
+            initialized = failure == nil ? count : 0
         }
+        if let failure { throw failure }
         return bytes
     }
 }

@@ -38,11 +38,13 @@ public struct SettingsProvenanceLog: Hashable, Sendable {
         _modify {
             written = nil  // changed from outside: the next save encodes every entry
             delta = nil
+            deepRoots = nil
             yield &storage
         }
         set {
             written = nil
             delta = nil
+            deepRoots = nil
             storage = newValue
         }
     }
@@ -61,6 +63,12 @@ public struct SettingsProvenanceLog: Hashable, Sendable {
 
     /// The entries.
     private var storage: [[String]: SettingsProvenance]
+    /// The first components of the entries more than one component deep (a namespace's
+    /// leaves), or `nil` until a targeted prune counts them: only below a changed key whose first
+    /// component is among them can an entry hide, so a prune of other keys looks each of them up
+    /// instead of walking every entry. Never shrinks while kept (a component left here only
+    /// costs a walk).
+    private var deepRoots: Set<String>?
     /// Whether every leaf of the file has its entry (or a missing one means a writer that
     /// records nothing changed it). `false` once a bound dropped entries, or the log on disk
     /// could not be read: a leaf without an entry is then of unknown provenance.
@@ -93,6 +101,7 @@ public struct SettingsProvenanceLog: Hashable, Sendable {
     /// Sets (or with `nil` removes) the entry at `path`, noting it for the next save.
     private mutating func set(_ entry: SettingsProvenance?, at path: [String]) {
         storage[path] = entry
+        if entry != nil, path.count > 1 { deepRoots?.insert(path[0]) }
         written?.touched.insert(path)
         delta?.insert(path)
     }
@@ -212,8 +221,8 @@ public struct SettingsProvenanceLog: Hashable, Sendable {
         }
         let complete = root["complete"]?.boolValue ?? true
         let through = root["through"]?.intValue ?? 0
-        if keepingEncoding, let previous, let old = previous.written, old.touched.isEmpty,
-           var log = updated(previous.storage, writtenAs: old.keys, to: keys) {
+        if keepingEncoding, let previous, let old = previous.written,
+           var log = updated(previous.storage, writtenAs: old.keys, touched: old.touched, to: keys) {
             log.isComplete = complete
             log.replay(after: through, deltas)
             return log
@@ -271,18 +280,27 @@ public struct SettingsProvenanceLog: Hashable, Sendable {
         delta = []
     }
 
-    /// The log that `keys` (a file's) holds, from `storage` written as `old`: only the entries
-    /// whose encoded form differs are decoded. `nil` (read it all) when `keys` holds an entry
-    /// that does not read back or a key not written as a save writes it.
+    /// The log that `keys` (a file's) holds, from `storage` written as `old` and changed since
+    /// at the paths `touched`: only the entries whose encoded form differs, and the touched
+    /// ones, are decoded (another writer's save of the log changes a few, and this writer's own
+    /// changes since are replayed from the generations after the file's). `nil` (read it all)
+    /// when `keys` holds an entry that does not read back or a key not written as a save writes it.
     private static func updated(_ storage: [[String]: SettingsProvenance], writtenAs old: PlistDictionary,
-                                to keys: PlistDictionary) -> SettingsProvenanceLog? {
+                                touched: Set<[String]>, to keys: PlistDictionary) -> SettingsProvenanceLog? {
         var log = SettingsProvenanceLog()
         log.storage = storage
+        // What this writer changed since describes its own state, not the file's: the file's
+        // entries there (if any) are decoded below.
+        var touchedKeys = Set<String>(minimumCapacity: touched.count)
+        for path in touched {
+            log.storage[path] = nil
+            touchedKeys.insert(key(path))
+        }
         var kept = 0  // keys of `old` still in `keys`
         for (path, value) in keys {
             let before = old[path]
             if before != nil { kept += 1 }
-            if before == value { continue }
+            if before == value, touchedKeys.isEmpty || !touchedKeys.contains(path) { continue }
             let components = EscapedPath.split(path, separator: "/")
             guard key(components) == path, let entry = entry(value) else { return nil }
             log.storage[components] = entry
@@ -492,10 +510,19 @@ public struct SettingsProvenanceLog: Hashable, Sendable {
     ///   - contents: the file's contents after the change.
     ///   - changed: the key paths the change set or removed; `nil` looks at every entry.
     package mutating func prune(to contents: PlistDictionary, onlyAlong changed: [[String]]?) {
-        for path in storage.keys where changed.map({ Self.isAlong(path, $0) }) ?? true {
-            switch Self.value(at: path, in: contents) {
-            case nil, .dictionary?: set(nil, at: path)
-            default: break
+        if let changed, let along = entriesAlong(changed) {
+            for path in along {
+                switch Self.value(at: path, in: contents) {
+                case nil, .dictionary?: set(nil, at: path)
+                default: break
+                }
+            }
+        } else {
+            for path in storage.keys where changed.map({ Self.isAlong(path, $0) }) ?? true {
+                switch Self.value(at: path, in: contents) {
+                case nil, .dictionary?: set(nil, at: path)
+                default: break
+                }
             }
         }
         if storage.count > Self.maximumEntries {
@@ -510,6 +537,24 @@ public struct SettingsProvenanceLog: Hashable, Sendable {
             }
             if everyLeafRecorded { isComplete = true }  // pruned above: no entry without its leaf
         }
+    }
+
+    /// The entries on the key paths `changed` (at one, or above one), found by look-ups; `nil`
+    /// when an entry may lie below one of them (its first component has deeper entries), which
+    /// only a walk of every entry finds.
+    private mutating func entriesAlong(_ changed: [[String]]) -> [[String]]? {
+        if deepRoots == nil {
+            var roots = Set<String>()
+            for path in storage.keys where path.count > 1 { roots.insert(path[0]) }
+            deepRoots = roots
+        }
+        guard let roots = deepRoots else { return nil }
+        var along: [[String]] = []
+        for key in changed {
+            guard let first = key.first, !roots.contains(first) else { return nil }
+            for end in 1...key.count where storage[Array(key[..<end])] != nil { along.append(Array(key[..<end])) }
+        }
+        return along
     }
 
     /// Whether `path` is on one of `changed`: equal to one, or a prefix of one, or one's prefix.

@@ -88,4 +88,47 @@ struct SettingsProvenanceLogKeptEncodingTests {
         #expect(try read == SettingsProvenanceLog.load(for: target))
         #expect(read.entries.keys.map { $0 } == [["k6"]])
     }
+
+    @Test func aLogChangedSinceItWasSavedReadsAsTheOtherWritersFileWhenReadAgain() throws {
+        let dir = try TemporaryDirectory()
+        let target = dir.path("settings.plist")
+        var contents = PlistDictionary()
+        for i in 0..<30 { contents["k\(i)"] = .integer(PlistInteger(Int64(i))) }
+        let mine = SettingsProvenance(origin: .write, process: "MyApp", pid: 8, date: Date(timeIntervalSince1970: 20))
+        let theirs = SettingsProvenance(origin: .sync, process: "Other", pid: 9, date: Date(timeIntervalSince1970: 30), device: "3F2A")
+        var log = SettingsProvenanceLog()
+        log.record(contents.keys.map { [$0] }, in: contents, by: mine)
+        try log.save(for: target, keepingEncoding: true)
+
+        // This writer changes entries it has not saved yet: one the other writer changes too,
+        // one it alone changes, one it adds and one it removes.
+        var later = contents
+        later["k1"] = 11
+        later["k4"] = 44
+        later["mine"] = "only here"
+        later["k5"] = nil
+        log.record([["k1"], ["k4"], ["mine"], ["k5"]], in: later, by: theirs)
+        log.prune(to: later)
+
+        // Another process saves the log whole meanwhile (its own changes, not this writer's).
+        var other = try SettingsProvenanceLog.load(for: target)
+        contents["k1"] = 100
+        contents["k2"] = nil
+        other.record([["k1"], ["k2"]], in: contents, by: mine)
+        try other.save(for: target)
+
+        // Read again: the file, whatever this writer changed since it last saved or read it.
+        let again = try SettingsProvenanceLog.load(for: target, keepingEncoding: true, updating: log)
+        #expect(again == other)
+        #expect(again.entries[["k4"]] == other.entries[["k4"]])
+        #expect(again.entries[["k5"]] != nil)
+        #expect(again.entries[["mine"]] == nil)
+        #expect(again.entries[["k2"]] == nil)
+        // And it goes on from there: a save of it reads back the same.
+        var next = again
+        contents["k7"] = 70
+        next.record([["k7"]], in: contents, by: theirs)
+        try next.save(for: target, keepingEncoding: true)
+        #expect(try SettingsProvenanceLog.load(for: target) == next)
+    }
 }

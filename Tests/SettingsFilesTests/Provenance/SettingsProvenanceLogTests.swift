@@ -54,6 +54,34 @@ struct SettingsProvenanceLogTests {
         #expect(log.entries.keys.map { $0 } == [["volume"]])
     }
 
+    @Test func aPruneAlongChangedKeysDropsExactlyWhatAWholePruneDrops() {
+        let writer = SettingsProvenance(origin: .write, process: "MyApp", pid: 8, date: Date(timeIntervalSince1970: 20))
+        var contents: PlistDictionary = ["flat": 1, "other": 2, "ns": ["a": 1, "b": ["c": 2]], "gone": 3]
+        var log = SettingsProvenanceLog()
+        log.record(contents.keys.map { [$0] }, in: contents, by: writer)
+        // Changes of flat keys (found by look-ups) and inside a namespace (found by a walk),
+        // each compared with a prune that looks at every entry.
+        let changes: [((PlistDictionary) -> PlistDictionary, [[String]])] = [
+            ({ var c = $0; c["gone"] = nil; return c }, [["gone"]]),
+            ({ var c = $0; c["flat"] = ["now": "a namespace"]; return c }, [["flat"]]),
+            ({ var c = $0; c["ns"] = "a leaf now"; return c }, [["ns"]]),
+            ({ var c = $0; c["other"] = nil; c["new"] = ["x": ["y": 1]]; return c }, [["other"], ["new", "x", "y"]]),
+            ({ var c = $0; c["new"] = 5; return c }, [["new"]]),
+        ]
+        for (change, keys) in changes {
+            contents = change(contents)
+            log.record(keys, in: contents, by: writer)
+            var everything = log
+            log.prune(to: contents, onlyAlong: keys)
+            everything.prune(to: contents, onlyAlong: nil)
+            #expect(log == everything, "after a change of \(keys)")
+        }
+        #expect(log.entries[["gone"]] == nil)
+        #expect(log.entries[["flat"]] == nil && log.entries[["flat", "now"]] != nil)
+        #expect(log.entries[["ns", "b", "c"]] == nil && log.entries[["ns"]] != nil)
+        #expect(log.entries[["new", "x", "y"]] == nil && log.entries[["new"]] != nil)
+    }
+
     @Test func theLogRoundTripsBesideTheFileOwnerOnly() throws {
         let dir = try TemporaryDirectory()
         let target = dir.path("settings.plist")
