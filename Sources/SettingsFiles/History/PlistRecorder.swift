@@ -50,9 +50,11 @@ package struct PlistRecorder: Sendable {
     static let largestTargetedPrune = 64
 
     /// How many generations may carry entries the log's own file does not hold yet: the log is
-    /// written whole at most once per this many changes (and whenever a generation that carries
-    /// entries is about to go).
-    static let foldInterval = 16
+    /// written whole once per this many changes or per the history limit, whichever is fewer
+    /// (so no generation that carries entries goes before the file holds them; sooner when the
+    /// byte budget lets one go). Each time, every other writer of the file reads the log again,
+    /// so the fewer the better: at the default limit of 20, once per 20 saves.
+    static let foldInterval = 64
     /// The most entries a generation carries: a change of more writes the log whole (where its
     /// bounds apply) instead.
     static let largestDelta = 512

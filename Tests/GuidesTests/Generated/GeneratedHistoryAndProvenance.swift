@@ -3,7 +3,7 @@
 import Settings
 import Foundation
 
-// Docs/HistoryAndProvenance.md:30
+// Docs/HistoryAndProvenance.md:31
 fileprivate func showWhoSetTheTimeout(_ store: SettingsStore) {
     if let who = store.provenance(of: "Network/timeout") {
         print(who.summary)   // "set by MyApp pid 4121 at 2026-11-26 10:15:02 UTC"
@@ -11,7 +11,7 @@ fileprivate func showWhoSetTheTimeout(_ store: SettingsStore) {
     }
 }
 
-// Docs/HistoryAndProvenance.md:43
+// Docs/HistoryAndProvenance.md:44
 fileprivate struct NetworkSettings {
     @Setting("Network/timeout", default: 30.0) var timeout: Double
 }
@@ -19,14 +19,14 @@ fileprivate func explainTimeout(_ settings: NetworkSettings) -> String {
     settings.$timeout.provenance?.summary ?? "not set in the user's file"
 }
 
-// Docs/HistoryAndProvenance.md:107
+// Docs/HistoryAndProvenance.md:108
 fileprivate func printHistory(of store: SettingsStore) async throws {
     for generation in try await store.history() {
         print(generation.number, generation.writer.summary, generation.changed)
     }
 }
 
-// Docs/HistoryAndProvenance.md:122
+// Docs/HistoryAndProvenance.md:123
 fileprivate func undoLastSave(of store: SettingsStore) async throws {
     let generations = try await store.history()
     guard generations.count >= 2 else { return }
@@ -36,8 +36,8 @@ fileprivate func restoreTimeout(of store: SettingsStore, from number: Int) async
     try await store.restore(number, keys: ["Network/timeout"])   // a key that generation lacks is removed
 }
 
-// Docs/HistoryAndProvenance.md:140
-fileprivate func sample_HistoryAndProvenance_140() async throws {
+// Docs/HistoryAndProvenance.md:141
+fileprivate func sample_HistoryAndProvenance_141() async throws {
 
     let auditedStore = SettingsStore.file(
         URL(filePath: "audited/settings.plist"),
@@ -46,4 +46,4 @@ fileprivate func sample_HistoryAndProvenance_140() async throws {
 }
 
 /// The samples of Docs/HistoryAndProvenance.md in the guide's order, for its GuideTests to run.
-let samplesOfHistoryAndProvenance: [@Sendable () async throws -> Void] = [sample_HistoryAndProvenance_140]
+let samplesOfHistoryAndProvenance: [@Sendable () async throws -> Void] = [sample_HistoryAndProvenance_141]

@@ -32,7 +32,7 @@ func plantRecord(_ value: PlistValue, besides path: String, torn: Bool = false) 
 }
 
 struct HistoryJournalTests {
-    @Test func aChangeWritesOneGenerationAndTheLogOnlyEverySixteenth() throws {
+    @Test func aChangeWritesOneGenerationAndTheLogOnlyOncePerHistoryLimit() throws {
         let dir = try TemporaryDirectory()
         let path = dir.path("settings.plist")
         var recorder: PlistRecorder? = PlistRecorder(limits: .init())
@@ -41,7 +41,7 @@ struct HistoryJournalTests {
         let first = try PlistFile.identity(of: log)
         var rewrites = 0
         var previous = first
-        for i in 1...32 {
+        for i in 1...40 {
             try change(path, "k\(i)", .integer(PlistInteger(Int64(i))), recorder: &recorder)
             let now = try PlistFile.identity(of: log)
             if now != previous { rewrites += 1 }
@@ -51,7 +51,7 @@ struct HistoryJournalTests {
             #expect(read.entries[["k\(i)"]]?.origin == .tool, "change \(i)")
             #expect(read.entries[["k0"]]?.origin == .tool)
         }
-        #expect(rewrites == 2, "the log was written \(rewrites) times in 32 changes")
+        #expect(rewrites == 2, "the log was written \(rewrites) times in 40 changes")  // every 20th
         #expect(try PlistHistory.list(for: path).count == 20)  // the default limit
     }
 
@@ -143,7 +143,7 @@ struct HistoryJournalAttackTests {
         let dir = try TemporaryDirectory()
         let path = dir.path("settings.plist")
         var recorder: PlistRecorder? = PlistRecorder(limits: .init())
-        for i in 0..<17 { try change(path, "k\(i)", 1, recorder: &recorder) }
+        for i in 0..<21 { try change(path, "k\(i)", 1, recorder: &recorder) }  // the log written whole after the 20th
         try FileManager.default.removeItem(atPath: PlistHistory.journal(for: path))
         // The running writer, and a writer that starts now.
         try change(path, "late", 1, recorder: &recorder, by: SettingsProvenance.thisProcess(.restore))
