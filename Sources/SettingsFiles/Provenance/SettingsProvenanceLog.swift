@@ -265,10 +265,15 @@ public struct SettingsProvenanceLog: Hashable, Sendable {
     @discardableResult
     package mutating func catchUp(with deltas: [(number: Int, entries: PlistDictionary)]) -> [[String]] {
         var applied: [[String]] = []
+        let own = delta
         for (n, entries) in deltas where n > through {
             applied += apply(delta: entries)
             through = n
         }
+        // What the generations carry is in the journal already: this writer's next generation
+        // carries only its own entries (carried again, each writer's entries would travel in
+        // every other writer's generations, growing until the log is next written whole).
+        delta = own
         return applied
     }
 

@@ -55,6 +55,31 @@ struct HistoryJournalTests {
         #expect(try PlistHistory.list(for: path).count == 20)  // the default limit
     }
 
+    @Test func writersTakingTurnsEachCarryOnlyTheirOwnEntries() throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.path("settings.plist")
+        var a: PlistRecorder? = PlistRecorder(limits: .init())
+        var b: PlistRecorder? = PlistRecorder(limits: .init())
+        let sync = SettingsProvenance.thisProcess(.sync, device: "3F2A")
+        for i in 0..<15 {
+            try change(path, "a\(i)", 1, recorder: &a)
+            try change(path, "b\(i)", 2, recorder: &b, by: sync)
+        }
+        // Each generation carries the entry of the key its writer changed, not the other
+        // writer's entries it caught up on (those are in the journal already).
+        let deltas = PlistHistory.provenanceDeltas(for: path, after: 0)
+        #expect(deltas.count == 20)
+        for (number, entries) in deltas {
+            #expect(entries.count == 1, "generation \(number) carries \(entries.keys.map { $0 })")
+        }
+        // And a reader still knows who set every key.
+        let read = try SettingsProvenanceLog.load(for: path)
+        for i in 0..<15 {
+            #expect(read.entries[["a\(i)"]]?.origin == .tool, "a\(i)")
+            #expect(read.entries[["b\(i)"]]?.origin == .sync, "b\(i)")
+        }
+    }
+
     @Test func aLimitOfZeroWritesNothingBesideTheFile() throws {
         let dir = try TemporaryDirectory()
         let path = dir.path("settings.plist")
