@@ -176,7 +176,8 @@ public enum PlistHistory {
         }
         let record = HistoryJournal.record(payload)
         let new = HistoryJournal.Record(number: number, offset: known.end, length: record.count, oldest: oldest,
-                                        carriesProvenance: provenance?.isEmpty == false)
+                                        carriesProvenance: provenance?.isEmpty == false,
+                                        entries: provenance?.isEmpty == false ? provenance : nil)
         // The records that went: appended after while few, else the journal is written again
         // with the kept ones only.
         let gone = known.records.prefix { $0.number < oldest }
@@ -533,8 +534,8 @@ extension PlistHistory.Known {
             return []
         }
         var out: [(Int, PlistDictionary)] = []
-        for record in kept where record.number > number && record.carriesProvenance {
-            if let entries = scanned?[record.number] {
+        for (index, record) in zip(kept.indices, kept) where record.number > number && record.carriesProvenance {
+            if let entries = record.entries ?? scanned?[record.number] {
                 out.append((record.number, entries))
                 continue
             }
@@ -543,6 +544,7 @@ extension PlistHistory.Known {
                                                          count: record.length - HistoryJournal.headerSize),
                   case .dictionary(let e)? = payload.withUnsafeBytes({ HistoryJournal.decodeWithoutContents($0) }),
                   case .dictionary(let entries)? = e["provenance"] else { continue }
+            records[index].entries = entries  // not read again
             out.append((record.number, entries))
         }
         return out

@@ -49,6 +49,10 @@ enum HistoryJournal {
         var oldest: Int?
         /// Whether it carries provenance entries.
         var carriesProvenance: Bool
+        /// The entries, once read or written (`nil`: not at hand; read from the journal when
+        /// asked for). Kept with the record, so a journal read again as another file (whose
+        /// numbers may have started again) brings its own.
+        var entries: PlistDictionary? = nil
     }
 
     /// The journal's path beside `target`.
@@ -85,7 +89,7 @@ enum HistoryJournal {
             let oldest = e["oldest"]?.intValue.flatMap { $0 >= 1 && $0 <= number ? $0 : nil }
             let entries = e["provenance"]?.dictionaryValue
             records.append(Record(number: number, offset: base + at, length: headerSize + length, oldest: oldest,
-                                  carriesProvenance: entries?.isEmpty == false))
+                                  carriesProvenance: entries?.isEmpty == false, entries: entries?.isEmpty == false ? entries : nil))
             if let entries, !entries.isEmpty { provenance?[number] = entries }
             last = number
             at += headerSize + length

@@ -21,38 +21,49 @@ extension PlistDictionary {
         var paths: [[String]] = []
         var stack = [(old: old, new: self, prefix: [String](), next: 0, matched: 0)]
         while let top = stack.indices.last {
-            let index = stack[top].next
-            guard index < stack[top].new.count else {
-                let done = stack.removeLast()
-                if done.matched < done.old.count {
-                    for (key, value) in done.old where done.new[key] == nil {
-                        Self.leaves(of: value, prefix: done.prefix + [key], into: &paths)
-                    }
+            // The frame's dictionaries are taken once per visit (not copied out of the stack for
+            // each key), and its place kept there only when a nested pair is visited first.
+            let (before, after, prefix) = (stack[top].old, stack[top].new, stack[top].prefix)
+            var index = stack[top].next
+            var matched = stack[top].matched
+            var nested: (PlistDictionary, PlistDictionary, [String])?
+            while index < after.count {
+                let key = after.keys[index]
+                let value = after.values[index]
+                let was: PlistValue?
+                if index < before.count, CodePointKey.equal(before.keys[index], key) {
+                    was = before.values[index]
+                } else {
+                    was = before[key]
                 }
+                index += 1
+                guard let was else {
+                    Self.leaves(of: value, prefix: prefix + [key], into: &paths)
+                    continue
+                }
+                matched += 1
+                if case .dictionary(let a) = was, case .dictionary(let b) = value {
+                    nested = (a, b, prefix + [key])
+                    break
+                } else if was != value {
+                    let path = prefix + [key]
+                    Self.leaves(of: was, prefix: path, into: &paths)
+                    // A leaf replaced by a leaf is one path; a dictionary on either side adds its own.
+                    if case .dictionary = value { Self.leaves(of: value, prefix: path, into: &paths) }
+                    else if case .dictionary = was { paths.append(path) }
+                }
+            }
+            if let (a, b, path) = nested {
+                stack[top].next = index
+                stack[top].matched = matched
+                stack.append((a, b, path, 0, 0))
                 continue
             }
-            stack[top].next += 1
-            let key = stack[top].new.keys[index]
-            let value = stack[top].new.values[index]
-            let before: PlistValue?
-            if index < stack[top].old.count, CodePointKey.equal(stack[top].old.keys[index], key) {
-                before = stack[top].old.values[index]
-            } else {
-                before = stack[top].old[key]
-            }
-            guard let before else {
-                Self.leaves(of: value, prefix: stack[top].prefix + [key], into: &paths)
-                continue
-            }
-            stack[top].matched += 1
-            if case .dictionary(let a) = before, case .dictionary(let b) = value {
-                stack.append((a, b, stack[top].prefix + [key], 0, 0))
-            } else if before != value {
-                let path = stack[top].prefix + [key]
-                Self.leaves(of: before, prefix: path, into: &paths)
-                // A leaf replaced by a leaf is one path; a dictionary on either side adds its own.
-                if case .dictionary = value { Self.leaves(of: value, prefix: path, into: &paths) }
-                else if case .dictionary = before { paths.append(path) }
+            stack.removeLast()
+            if matched < before.count {
+                for (key, value) in before where after[key] == nil {
+                    Self.leaves(of: value, prefix: prefix + [key], into: &paths)
+                }
             }
         }
         return paths

@@ -61,7 +61,8 @@ struct HistoryJournalTests {
         var a: PlistRecorder? = PlistRecorder(limits: .init())
         var b: PlistRecorder? = PlistRecorder(limits: .init())
         let sync = SettingsProvenance.thisProcess(.sync, device: "3F2A")
-        for i in 0..<15 {
+        // 50 changes: the journal compacted and the log written whole twice on the way.
+        for i in 0..<25 {
             try change(path, "a\(i)", 1, recorder: &a)
             try change(path, "b\(i)", 2, recorder: &b, by: sync)
         }
@@ -72,12 +73,15 @@ struct HistoryJournalTests {
         for (number, entries) in deltas {
             #expect(entries.count == 1, "generation \(number) carries \(entries.keys.map { $0 })")
         }
-        // And a reader still knows who set every key.
+        // And a reader still knows who set every key, as the last writer does.
         let read = try SettingsProvenanceLog.load(for: path)
-        for i in 0..<15 {
+        for i in 0..<25 {
             #expect(read.entries[["a\(i)"]]?.origin == .tool, "a\(i)")
             #expect(read.entries[["b\(i)"]]?.origin == .sync, "b\(i)")
         }
+        #expect(b?.log?.entries == read.entries)
+        try change(path, "a25", 1, recorder: &a)  // caught up from what it read before and the new records
+        #expect(a?.log?.entries == (try SettingsProvenanceLog.load(for: path)).entries)
     }
 
     @Test func aLimitOfZeroWritesNothingBesideTheFile() throws {
