@@ -108,6 +108,19 @@ public enum PlistHistory {
 
         /// The generations readers see (from the last record's `oldest` on).
         var kept: ArraySlice<HistoryJournal.Record> { HistoryJournal.kept(records) }
+
+        /// The most records whose provenance entries stay at hand (the newest; a writer's
+        /// catch-up needs the few after the log's mark): a planted journal of many records
+        /// costs their headers' memory, not their entries'.
+        static let cachedEntries = 256
+
+        /// Forgets the entries of all but the newest ``cachedEntries`` records.
+        mutating func boundCachedEntries() {
+            guard records.count > Self.cachedEntries else { return }
+            for index in records.indices.dropLast(Self.cachedEntries) where records[index].entries != nil {
+                records[index].entries = nil
+            }
+        }
     }
 
     /// ``keep(_:changed:by:for:limits:)`` for a writer that keeps `known` between saves: the
@@ -544,7 +557,7 @@ extension PlistHistory.Known {
                                                          count: record.length - HistoryJournal.headerSize),
                   case .dictionary(let e)? = payload.withUnsafeBytes({ HistoryJournal.decodeWithoutContents($0) }),
                   case .dictionary(let entries)? = e["provenance"] else { continue }
-            records[index].entries = entries  // not read again
+            if index >= records.count - Self.cachedEntries { records[index].entries = entries }  // not read again
             out.append((record.number, entries))
         }
         return out
@@ -577,12 +590,14 @@ extension PlistHistory.Known {
             }
             records += found
             end += length
+            boundCachedEntries()
         } else if size > HistoryJournal.maximumSize {
             records = []
             end = 0
         } else {
             let all = try HistoryJournal.read(fd, from: 0, count: size)
             (records, end) = all.withUnsafeBytes { HistoryJournal.scan($0, provenance: &provenance) }
+            boundCachedEntries()
         }
         return end < size
     }

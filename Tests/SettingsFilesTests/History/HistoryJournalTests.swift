@@ -102,6 +102,29 @@ struct HistoryJournalTests {
         #expect(try PlistValue(contentsOf: URL(filePath: path))["k"] == 19)
     }
 
+    @Test func aWriterKeepsTheEntriesOfTheNewestRecordsOnlyAndReadsTheRestAgain() throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.path("settings.plist")
+        var recorder: PlistRecorder? = PlistRecorder(limits: .init())
+        try change(path, "k", 1, recorder: &recorder)  // the journal and the log exist
+        // Planted (outside input): many records, each with entries, the last keeping them all.
+        let count = PlistHistory.Known.cachedEntries + 40
+        for n in 2...(count + 1) {
+            try plantRecord(["origin": "write", "date": .date(Date()), "contents": .data(Data()), "changed": [],
+                             "number": .integer(PlistInteger(Int64(n))), "oldest": 1,
+                             "provenance": ["k\(n)": ["origin": "sync", "date": .date(Date()), "digest": 1]]], besides: path)
+        }
+        var known = PlistHistory.Known()
+        let deltas = known.provenanceDeltas(for: path, after: 0)
+        #expect(deltas.count == count + 1)
+        #expect(known.records.count == count + 1)
+        #expect(known.records.filter { $0.entries != nil }.count == PlistHistory.Known.cachedEntries)
+        // Asked again, the older ones are read from the journal: the same entries.
+        let again = known.provenanceDeltas(for: path, after: 0)
+        #expect(again.map(\.number) == deltas.map(\.number))
+        #expect(again.map(\.entries) == deltas.map(\.entries))
+    }
+
     @Test func removingTheHistoryFoldsItsProvenanceIntoTheLogFirst() throws {
         let dir = try TemporaryDirectory()
         let path = dir.path("settings.plist")
