@@ -265,10 +265,11 @@ package struct PlistRecorder: Sendable {
             if let number = recorded.generation { log.through = number }
         }
         if kept != nil || recorded.generation == nil { mustWriteLog = true }
-        // Below zero: the numbers started again under the log's mark (the generations were
-        // removed behind its back), and readers would skip the new generations' entries.
+        // Zero or below, with a generation just kept: the numbers started again at or under the
+        // log's mark (the generations were removed, or the journal cut short, behind its back),
+        // and readers, who replay the generations after the mark, would skip the new one's entries.
         let unfolded = log.through - log.savedThrough
-        if mustWriteLog || unfolded < 0 || unfolded >= min(Self.foldInterval, limits.count)
+        if mustWriteLog || unfolded <= 0 || unfolded >= min(Self.foldInterval, limits.count)
             || !generations.holdsAll(after: log.savedThrough, through: log.through) {
             var written: PlistFile.Identity?
             _ = attempt { () throws(PlistFile.Failure) in
