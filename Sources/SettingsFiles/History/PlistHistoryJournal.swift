@@ -151,6 +151,9 @@ enum HistoryJournal {
 
     /// Reads `count` bytes of `fd` from `offset`.
     static func read(_ fd: Int32, from offset: Int, count: Int) throws(PlistFile.Failure) -> [UInt8] {
+        // Nothing to read: not through `unsafeUninitializedCapacity`, whose empty array is the
+        // one every thread shares (ThreadSanitizer reports its count being set as a race).
+        guard count > 0 else { return [] }
         var failure: PlistFile.Failure?
         // Not zeroed first: every byte is read into (or the bytes are not returned).
         let bytes = [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
