@@ -223,8 +223,7 @@ public enum PlistHistory {
     /// Brings `known` up to the journal open as `fd` (examined as `s`), and cuts off a record a
     /// killed writer left unfinished (the caller holds the lock).
     private static func catchUp(_ fd: Int32, _ s: stat, known: inout Known) throws(PlistFile.Failure) {
-        var ignored: [Int: PlistDictionary]?
-        guard let torn = try known.read(fd, s, provenance: &ignored) else { return }  // unchanged
+        guard let torn = try known.read(fd, s) else { return }  // unchanged
         if torn {
             // A record not whole (a writer killed while appending), or what is not a record at all.
             guard ftruncate(fd, off_t(known.end)) == 0 else { throw PlistFile.Failure("cannot cut the history journal's unfinished record") }
@@ -537,22 +536,20 @@ extension PlistHistory.Known {
             self = PlistHistory.Known()
             return []
         }
-        // The entries of the records read now, as the scan decoded them.
-        var scanned: [Int: PlistDictionary]? = [:]
         do {
             // A record not whole yet (a writer appending now, or one killed while appending): the
             // next writer to hold the lock looks again, and cuts it off if it stays so.
-            if let torn = try read(fd, s, provenance: &scanned) { identity = torn ? nil : PlistFile.Identity(s) }
+            if let torn = try read(fd, s) { identity = torn ? nil : PlistFile.Identity(s) }
         } catch {
             return []
         }
         var out: [(Int, PlistDictionary)] = []
         for (index, record) in zip(kept.indices, kept) where record.number > number && record.carriesProvenance {
-            if let entries = record.entries ?? scanned?[record.number] {
+            if let entries = record.entries {
                 out.append((record.number, entries))
                 continue
             }
-            // Read before (by this writer's own save, or an earlier catch-up): its payload alone.
+            // Its entries no longer at hand (beyond the newest records): its payload alone.
             guard let payload = try? HistoryJournal.read(fd, from: record.offset + HistoryJournal.headerSize,
                                                          count: record.length - HistoryJournal.headerSize),
                   case .dictionary(let e)? = payload.withUnsafeBytes({ HistoryJournal.decodeWithoutContents($0) }),
@@ -573,12 +570,11 @@ extension PlistHistory.Known {
     /// Reads what changed in the journal open as `fd` (examined as `s`) since this writer last
     /// read or wrote it: only the records appended after the known end when it grew, all of it
     /// when it is another file (another writer wrote it again), nothing when it is unchanged. One
-    /// larger than any writer writes holds no records. The entries of the records read are put
-    /// in `provenance` when it is not `nil`. ``identity`` is left to the caller.
+    /// larger than any writer writes holds no records. ``identity`` is left to the caller.
     ///
     /// - Returns: `nil` when the journal is unchanged; else whether it ends with bytes that are
     ///   not a whole record.
-    mutating func read(_ fd: Int32, _ s: stat, provenance: inout [Int: PlistDictionary]?) throws(PlistFile.Failure) -> Bool? {
+    mutating func read(_ fd: Int32, _ s: stat) throws(PlistFile.Failure) -> Bool? {
         let current = PlistFile.Identity(s)
         guard current != identity else { return nil }
         let size = Int(s.st_size)
@@ -586,19 +582,18 @@ extension PlistHistory.Known {
             // Grown: others appended after the records known.
             let tail = try HistoryJournal.read(fd, from: end, count: size - end)
             let (found, length) = tail.withUnsafeBytes {
-                HistoryJournal.scan($0, base: end, after: records.last?.number ?? 0, provenance: &provenance)
+                HistoryJournal.scan($0, base: end, after: records.last?.number ?? 0)
             }
             records += found
             end += length
-            boundCachedEntries()
         } else if size > HistoryJournal.maximumSize {
             records = []
             end = 0
         } else {
             let all = try HistoryJournal.read(fd, from: 0, count: size)
-            (records, end) = all.withUnsafeBytes { HistoryJournal.scan($0, provenance: &provenance) }
-            boundCachedEntries()
+            (records, end) = all.withUnsafeBytes { HistoryJournal.scan($0) }
         }
+        boundCachedEntries()
         return end < size
     }
 

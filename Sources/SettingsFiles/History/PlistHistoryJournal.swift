@@ -61,20 +61,13 @@ enum HistoryJournal {
     }
 
     /// The records of `bytes` (a journal's, or the part of it from `base` on), in order: each
-    /// whole, numbered above the one before and decoding as a generation. Stops at the first one
-    /// that is not.
+    /// whole, numbered above the one before and decoding as a generation, with the provenance
+    /// entries it carries (decoded once, not again when asked for). Stops at the first one that
+    /// is not.
     ///
     /// - Returns: the records and where the whole ones end (relative to `bytes`).
     static func scan(_ bytes: UnsafeRawBufferPointer, base: Int = 0, after previous: Int = 0)
         -> (records: [Record], end: Int) {
-        var ignored: [Int: PlistDictionary]?
-        return scan(bytes, base: base, after: previous, provenance: &ignored)
-    }
-
-    /// ``scan(_:base:after:)``, also collecting the provenance entries each record carries (by
-    /// number) when `provenance` is not `nil`: read once, not decoded again.
-    static func scan(_ bytes: UnsafeRawBufferPointer, base: Int = 0, after previous: Int = 0,
-                     provenance: inout [Int: PlistDictionary]?) -> (records: [Record], end: Int) {
         var records: [Record] = []
         var at = 0
         var last = previous
@@ -87,10 +80,9 @@ enum HistoryJournal {
                   let number = e["number"]?.intValue, number > last, number <= PlistHistory.maximumNumber,
                   PlistHistory.generation(number, from: e, bytes: Data()) != nil else { break }
             let oldest = e["oldest"]?.intValue.flatMap { $0 >= 1 && $0 <= number ? $0 : nil }
-            let entries = e["provenance"]?.dictionaryValue
+            let entries = e["provenance"]?.dictionaryValue.flatMap { $0.isEmpty ? nil : $0 }
             records.append(Record(number: number, offset: base + at, length: headerSize + length, oldest: oldest,
-                                  carriesProvenance: entries?.isEmpty == false, entries: entries?.isEmpty == false ? entries : nil))
-            if let entries, !entries.isEmpty { provenance?[number] = entries }
+                                  carriesProvenance: entries != nil, entries: entries))
             last = number
             at += headerSize + length
         }

@@ -515,19 +515,12 @@ public struct SettingsProvenanceLog: Hashable, Sendable {
     ///   - contents: the file's contents after the change.
     ///   - changed: the key paths the change set or removed; `nil` looks at every entry.
     package mutating func prune(to contents: PlistDictionary, onlyAlong changed: [[String]]?) {
-        if let changed, let along = entriesAlong(changed) {
-            for path in along {
-                switch Self.value(at: path, in: contents) {
-                case nil, .dictionary?: set(nil, at: path)
-                default: break
-                }
-            }
-        } else {
-            for path in storage.keys where changed.map({ Self.isAlong(path, $0) }) ?? true {
-                switch Self.value(at: path, in: contents) {
-                case nil, .dictionary?: set(nil, at: path)
-                default: break
-                }
+        let candidates = changed.flatMap { entriesAlong($0) }
+            ?? storage.keys.filter { path in changed.map { Self.isAlong(path, $0) } ?? true }
+        for path in candidates {
+            switch Self.value(at: path, in: contents) {
+            case nil, .dictionary?: set(nil, at: path)
+            default: break
             }
         }
         if storage.count > Self.maximumEntries {

@@ -7,6 +7,20 @@ import Testing
 /// `SettingsProvenanceLog.save(for:keepingEncoding:)`: a save that encodes only the entries changed
 /// since the last save or load writes a log that reads back the same as a full save's.
 struct SettingsProvenanceLogKeptEncodingTests {
+    let mine = SettingsProvenance(origin: .write, process: "MyApp", pid: 8, date: Date(timeIntervalSince1970: 20))
+    let theirs = SettingsProvenance(origin: .sync, process: "Other", pid: 9, date: Date(timeIntervalSince1970: 30), device: "3F2A")
+
+    /// A file's contents of `count` keys, and a log of them all set by `mine`, saved beside
+    /// `target` with its encoding kept.
+    private func savedLog(of count: Int, for target: String) throws -> (PlistDictionary, SettingsProvenanceLog) {
+        var contents = PlistDictionary()
+        for i in 0..<count { contents["k\(i)"] = .integer(PlistInteger(Int64(i))) }
+        var log = SettingsProvenanceLog()
+        log.record(contents.keys.map { [$0] }, in: contents, by: mine)
+        try log.save(for: target, keepingEncoding: true)
+        return (contents, log)
+    }
+
     @Test func everyKindOfChangeReadsBackAsAFullSaveWouldWriteIt() throws {
         let dir = try TemporaryDirectory()
         let target = dir.path("settings.plist")
@@ -59,13 +73,7 @@ struct SettingsProvenanceLogKeptEncodingTests {
     @Test func aLogReadAgainAfterAnotherWritersSaveIsTheLogOnDisk() throws {
         let dir = try TemporaryDirectory()
         let target = dir.path("settings.plist")
-        var contents = PlistDictionary()
-        for i in 0..<30 { contents["k\(i)"] = .integer(PlistInteger(Int64(i))) }
-        let mine = SettingsProvenance(origin: .write, process: "MyApp", pid: 8, date: Date(timeIntervalSince1970: 20))
-        let theirs = SettingsProvenance(origin: .sync, process: "Other", pid: 9, date: Date(timeIntervalSince1970: 30), device: "3F2A")
-        var log = SettingsProvenanceLog()
-        log.record(contents.keys.map { [$0] }, in: contents, by: mine)
-        try log.save(for: target, keepingEncoding: true)
+        var (contents, log) = try savedLog(of: 30, for: target)
 
         // Another process changes one entry, adds one and removes two.
         var other = try SettingsProvenanceLog.load(for: target)
@@ -92,13 +100,7 @@ struct SettingsProvenanceLogKeptEncodingTests {
     @Test func aLogChangedSinceItWasSavedReadsAsTheOtherWritersFileWhenReadAgain() throws {
         let dir = try TemporaryDirectory()
         let target = dir.path("settings.plist")
-        var contents = PlistDictionary()
-        for i in 0..<30 { contents["k\(i)"] = .integer(PlistInteger(Int64(i))) }
-        let mine = SettingsProvenance(origin: .write, process: "MyApp", pid: 8, date: Date(timeIntervalSince1970: 20))
-        let theirs = SettingsProvenance(origin: .sync, process: "Other", pid: 9, date: Date(timeIntervalSince1970: 30), device: "3F2A")
-        var log = SettingsProvenanceLog()
-        log.record(contents.keys.map { [$0] }, in: contents, by: mine)
-        try log.save(for: target, keepingEncoding: true)
+        var (contents, log) = try savedLog(of: 30, for: target)
 
         // This writer changes entries it has not saved yet: one the other writer changes too,
         // one it alone changes, one it adds and one it removes.
