@@ -91,6 +91,13 @@ public final class RunningProgram {
     /// wait on a busy machine, as ``hangLimit`` is for a whole test.
     public static let patience: Duration = .seconds(600)
 
+    /// Held while a program is being started, from its first pipe to its start: one start at a
+    /// time. Foundation's `Process` on Linux closes, in the child, every descriptor up to the
+    /// highest it saw open when it looked; a pipe or the socket that tells Foundation a program
+    /// ended, made by another start after that look, went to this child too. That program's
+    /// end was then noticed only once this child ended as well, and its output ended no sooner.
+    private static let starting = NSLock()
+
     private let process = Process()
     /// Its standard output; `nil` when it goes to the test's file.
     private let output: Pipe?
@@ -119,6 +126,8 @@ public final class RunningProgram {
         _ program: URL, _ arguments: [String], environment: [String: String] = [:], in directory: URL? = nil,
         input: Bool = false, outputFile: URL? = nil
     ) throws {
+        Self.starting.lock()
+        defer { Self.starting.unlock() }
         let errorPath = outputFile ?? FileManager.default.temporaryDirectory.appending(path: "program-stderr-\(UUID().uuidString)")
         guard FileManager.default.createFile(atPath: errorPath.path, contents: nil) else {
             throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: errorPath.path])

@@ -52,4 +52,43 @@ struct RunningProgramTests {
         #expect(end.status == 0 && end.stdout.isEmpty && end.stderr.isEmpty)
         #expect(try String(contentsOf: log, encoding: .utf8) == "out\nerr\n")
     }
+
+    /// Programs started from several threads at once inherit none of each other's descriptors.
+    /// Foundation's `Process` on Linux closes every descriptor but the program's own in the
+    /// child, up to the highest it saw open when it looked; a pipe or the exit-notice socket
+    /// another start made after that look went to the child too, and the first program's end was
+    /// noticed only when the second ended. (The likely cause of a CI run in which an `exit-many`
+    /// child that ends in half a second was reported hung, exit status 0, and its test ended
+    /// with the 10,000-store child started beside it. The race did not show in this test's runs
+    /// without the lock here; the lock rules it out.)
+    @Test func programsStartedAtOnceInheritNoneOfEachOthersDescriptors() async throws {
+        let leaks = await withTaskGroup(of: [String].self) { group in
+            for _ in 0..<8 {
+                group.addTask {
+                    await offThePool {
+                        var leaks: [String] = []
+                        for _ in 0..<100 {
+                            // The shell waits for a line on its input. Its descriptors are then 0, 1
+                            // and 2, and the socket whose closing tells Foundation it ended.
+                            guard let program = try? RunningProgram(Self.shell, ["-c", "echo ready; read line"], input: true),
+                                  program.line(within: .seconds(600)) == "ready" else {
+                                return ["the shell did not start"]
+                            }
+                            let fds = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(program.processIdentifier)/fd")) ?? []
+                            if fds.count != 4 {
+                                let links = fds.sorted().map { fd in
+                                    "\(fd) → " + ((try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(program.processIdentifier)/fd/\(fd)")) ?? "?")
+                                }
+                                leaks.append("\(program.processIdentifier): \(links.joined(separator: ", "))")
+                            }
+                            _ = program.finish(within: .seconds(600))
+                        }
+                        return leaks
+                    }
+                }
+            }
+            return await group.reduce(into: []) { $0 += $1 }
+        }
+        #expect(leaks.isEmpty)
+    }
 }

@@ -43,9 +43,15 @@ func startProcess(
     if let output { process.standardOutput = output }
     if let errors { process.standardError = errors }
     if let onExit { process.terminationHandler = { onExit($0.terminationStatus) } }
-    try process.run()
+    try processStarts.withLock { try process.run() }
     return process
 }
+
+/// Held while a program starts: one start at a time. Foundation's `Process` on Linux closes, in
+/// the child, every descriptor up to the highest it saw open when it looked; the socket that
+/// tells Foundation a program ended, made by another start after that look, went to this child
+/// too, and that program's end was noticed only once this child ended as well.
+private let processStarts = NSLock()
 
 /// Runs `executable` (``startProcess(_:_:environment:output:errors:onExit:)``) to its end without
 /// blocking the test's thread, and returns its exit status; one still running after `limit` is

@@ -211,7 +211,7 @@ func runProgram(
     process.standardError = errorHandle
     let exited = DispatchSemaphore(value: 0)
     process.terminationHandler = { _ in exited.signal() }
-    try process.run()
+    try processStarts.withLock { try process.run() }
     let (seconds, attoseconds) = limit.components
     if exited.wait(timeout: .now() + .seconds(Int(seconds)) + .nanoseconds(Int(attoseconds / 1_000_000_000))) == .timedOut {
         kill(process.processIdentifier, SIGKILL)
@@ -223,6 +223,12 @@ func runProgram(
             String(decoding: try Data(contentsOf: outputFile), as: UTF8.self),
             String(decoding: try Data(contentsOf: errorFile), as: UTF8.self))
 }
+
+/// Held while a program starts: one start at a time. Foundation's `Process` on Linux closes, in
+/// the child, every descriptor up to the highest it saw open when it looked; the socket that
+/// tells Foundation a program ended, made by another start after that look, went to this child
+/// too, and that program's end was noticed only once this child (a server, say) ended as well.
+private let processStarts = NSLock()
 
 /// A program ``runProgram(_:_:environment:input:within:)`` ran was still running at its limit.
 struct ProgramHung: Error, CustomStringConvertible {
