@@ -183,7 +183,7 @@ public enum PlistHistory {
         entry["oldest"] = .integer(PlistInteger(Int64(oldest)))
         let payload: [UInt8]
         do {
-            payload = try PlistValue.dictionary(entry).encodedBytes(as: .binary)
+            payload = try PlistValue.dictionary(entry).unsharedBinaryBytes()
         } catch {
             throw PlistFile.Failure("cannot encode generation \(number): \(error)", code: EINVAL)
         }

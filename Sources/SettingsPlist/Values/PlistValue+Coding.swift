@@ -100,6 +100,15 @@ extension PlistValue {
         }
     }
 
+    /// The plist's bytes in binary form, each value written where it occurs (none shared): for
+    /// a value with few repeats, such as a history record, whose sharing would cost more to
+    /// find than it saves. Reads back as ``encodedBytes(as:)`` does.
+    package func unsharedBinaryBytes() throws(PlistError) -> [UInt8] {
+        var flattener = BinaryPlistFlattener(sharing: false)
+        _ = try flattener.add(self, depth: 0)
+        return flattener.finish()
+    }
+
     /// Writes the plist to `url` atomically (a temporary file renamed over the target).
     ///
     /// - Parameters:
