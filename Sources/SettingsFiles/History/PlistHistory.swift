@@ -88,6 +88,10 @@ public enum PlistHistory {
         return try keep(bytes, changed: changed, by: writer, for: target, limits: limits, known: &known)
     }
 
+    /// The most provenance entries a record carries and is still encoded without sharing
+    /// (`PlistValue.unsharedBinaryBytes()`).
+    static let unsharedEntries = 16
+
     /// What a writer that keeps generations of one file again and again knows about its journal
     /// between saves, so a save neither reads the journal nor decodes its records while nobody
     /// else changed it (``keep(_:changed:by:for:limits:provenance:known:)``).
@@ -183,7 +187,11 @@ public enum PlistHistory {
         entry["oldest"] = .integer(PlistInteger(Int64(oldest)))
         let payload: [UInt8]
         do {
-            payload = try PlistValue.dictionary(entry).unsharedBinaryBytes()
+            // A record of a few changes has few repeats, which cost more to find than sharing
+            // them saves; the entries of many changes repeat their writer's, written once.
+            let record = PlistValue.dictionary(entry)
+            payload = (provenance?.count ?? 0) <= Self.unsharedEntries
+                ? try record.unsharedBinaryBytes() : try record.encodedBytes(as: .binary)
         } catch {
             throw PlistFile.Failure("cannot encode generation \(number): \(error)", code: EINVAL)
         }

@@ -38,6 +38,28 @@ struct PlistHistoryKnownTests {
         #expect(try PlistHistory.newest(for: target)?.contents() == ["i": 6])
     }
 
+    /// A record of few changes is written without sharing (finding its few repeats costs more
+    /// than it saves); one of many still writes its writer's entry once, not once per key.
+    @Test func aRecordOfManyChangesWritesItsWritersEntryOnce() throws {
+        let entry: PlistValue = ["origin": "write", "process": "MyApp", "pid": 1, "date": .date(Date(timeIntervalSince1970: 0))]
+        func recordLength(entries count: Int) throws -> Int {
+            let dir = try TemporaryDirectory()
+            var provenance = PlistDictionary()
+            for i in 0..<count { provenance["key\(1000 + i)"] = entry }
+            var known = PlistHistory.Known()
+            try PlistHistory.keep(bytes(1), changed: [], by: writer, for: dir.path("settings.plist"), limits: .init(),
+                                  provenance: provenance, known: &known)
+            let read = try #require(PlistHistory.provenanceDeltas(for: dir.path("settings.plist"), after: 0).first)
+            #expect(read.entries == provenance)
+            return try #require(known.records.last).length
+        }
+        let few = try recordLength(entries: PlistHistory.unsharedEntries)
+        let many = try recordLength(entries: PlistHistory.unsharedEntries + 200)
+        // Each more key costs its name (8 bytes), a reference and an offset: not a whole entry.
+        #expect((many - few) / 200 < 20)
+        #expect(try recordLength(entries: 1) < few)
+    }
+
     @Test func aRemovedHistoryStartsAgainAtOne() throws {
         let dir = try TemporaryDirectory()
         let target = dir.path("settings.plist")
