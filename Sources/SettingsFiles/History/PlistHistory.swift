@@ -170,7 +170,8 @@ public enum PlistHistory {
         if let device = writer.device { entry["device"] = .string(device) }
         // The provenance log's entries this change set (``SettingsProvenanceLog/takeDelta()``): the
         // log is rewritten whole only now and then, and read back as that file plus these.
-        if let provenance, !provenance.isEmpty { entry["provenance"] = .dictionary(provenance) }
+        let carried = provenance.flatMap { $0.isEmpty ? nil : $0 }
+        if let carried { entry["provenance"] = .dictionary(carried) }
         // Which generations stay: the newest first, within the count and the byte budget (the
         // new one's size taken before its `oldest` is added, a few bytes short).
         let budget = min(limits.bytes, HistoryJournal.largestBudget)
@@ -189,16 +190,15 @@ public enum PlistHistory {
         do {
             // A record of a few changes has few repeats, which cost more to find than sharing
             // them saves; the entries of many changes repeat their writer's, written once.
-            let record = PlistValue.dictionary(entry)
-            payload = (provenance?.count ?? 0) <= Self.unsharedEntries
-                ? try record.unsharedBinaryBytes() : try record.encodedBytes(as: .binary)
+            let value = PlistValue.dictionary(entry)
+            payload = (carried?.count ?? 0) <= Self.unsharedEntries
+                ? try value.unsharedBinaryBytes() : try value.encodedBytes(as: .binary)
         } catch {
             throw PlistFile.Failure("cannot encode generation \(number): \(error)", code: EINVAL)
         }
         let record = HistoryJournal.record(payload)
         let new = HistoryJournal.Record(number: number, offset: known.end, length: record.count, oldest: oldest,
-                                        carriesProvenance: provenance?.isEmpty == false,
-                                        entries: provenance?.isEmpty == false ? provenance : nil)
+                                        carriesProvenance: carried != nil, entries: carried)
         // The records that went: appended after while few, else the journal is written again
         // with the kept ones only.
         let gone = known.records.prefix { $0.number < oldest }
