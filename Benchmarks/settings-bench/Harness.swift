@@ -40,6 +40,29 @@ final class Harness {
         return perCall[perCall.count / 2]
     }
 
+    /// ``medianSeconds(_:)`` of several bodies measured in turn: each round takes one sample of
+    /// each, so a machine that drifts (another program's writes, the disk's cache) weighs on all
+    /// of them alike, not on whichever was measured while it lasted. For workloads that wait on
+    /// the disk, whose time moves by a tenth from one minute to the next.
+    func interleavedMedianSeconds(_ bodies: [() throws -> Void]) throws -> [Double] {
+        for body in bodies { try body() }  // warm-up
+        var perCall = Array(repeating: [Double](), count: bodies.count)
+        for _ in 0..<samples {
+            for (index, body) in bodies.enumerated() {
+                var iterations = 0
+                let start = DispatchTime.now().uptimeNanoseconds
+                var elapsed = 0.0
+                repeat {
+                    try body()
+                    iterations += 1
+                    elapsed = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+                } while elapsed < minimumSampleTime
+                perCall[index].append(elapsed / Double(iterations))
+            }
+        }
+        return perCall.map { $0.sorted()[$0.count / 2] }
+    }
+
     /// Measures a workload over `bytes` bytes and reports its throughput in MB/s.
     func throughput(_ workload: String, _ system: String, bytes: Int, _ body: () throws -> Void) rethrows {
         let s = try medianSeconds(body)

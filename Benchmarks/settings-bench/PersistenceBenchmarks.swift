@@ -1,39 +1,45 @@
 import Foundation
 import Settings
 
-/// `flush()` of one change to a 100-key file, beside `UserDefaults.synchronize()` after one change
-/// to a 100-key suite, and beside the limit: a plain POSIX write + fsync + rename (+ directory
-/// fsync) of the same bytes.
+/// `flush()` of one change to a 100-key file (with the default history, and with none), beside
+/// `UserDefaults.synchronize()` after one change to a 100-key suite, and beside the limit: a
+/// plain POSIX write + fsync + rename (+ directory fsync) of the same bytes. Measured in turn
+/// (``Harness/interleavedMedianSeconds(_:)``): the disk's speed drifts more than they differ.
 enum PersistenceBenchmarks {
     static func run(_ h: Harness) throws {
         let directory = FileManager.default.temporaryDirectory.appending(path: "settings-bench-persist-\(getpid())")
         defer { try? FileManager.default.removeItem(at: directory) }
-        let (initial, store) = try hundredKeyStore(in: directory)
+        let (initial, store) = try hundredKeyStore(in: directory.appending(path: "history"))
+        let bare = try hundredKeyStore(in: directory.appending(path: "none"), historyLimit: 0).store
         var i: Int64 = 0
-        let flush = try h.medianSeconds {
-            i += 1
-            store["key1"] = .integer(PlistInteger(i))
-            try store.flushNow()
-        }
-        record(h, "flush-1-of-100-keys", "Settings", flush)
-
+        var systems: [(String, () throws -> Void)] = [
+            ("Settings", {
+                i += 1
+                store["key1"] = .integer(PlistInteger(i))
+                try store.flushNow()
+            }),
+            ("Settings, historyLimit 0", {
+                i += 1
+                bare["key1"] = .integer(PlistInteger(i))
+                try bare.flushNow()
+            }),
+        ]
         let limitPath = directory.appending(path: "limit.plist").path
         let bytes = try PlistValue.dictionary(initial).encoded(as: .xml)
-        let limit = h.medianSeconds { posixReplace(limitPath, bytes) }
-        record(h, "flush-1-of-100-keys", "POSIX write+fsync+rename (the limit)", limit)
+        systems.append(("POSIX write+fsync+rename (the limit)", { posixReplace(limitPath, bytes) }))
 
         setenv("XDG_CONFIG_HOME", directory.path, 1)
-        let suite = "settings-bench-persist"
-        if let defaults = UserDefaults(suiteName: suite) {
+        if let defaults = UserDefaults(suiteName: "settings-bench-persist") {
             for (key, value) in initial { defaults.set(value.stringValue ?? value.intValue.map(String.init) ?? "", forKey: key) }
             defaults.synchronize()
-            let synchronize = h.medianSeconds {
+            systems.append(("UserDefaults.synchronize()", {
                 i += 1
                 defaults.set(i, forKey: "key1")
                 defaults.synchronize()
-            }
-            record(h, "flush-1-of-100-keys", "UserDefaults.synchronize()", synchronize)
+            }))
         }
+        let seconds = try h.interleavedMedianSeconds(systems.map(\.1))
+        for ((system, _), median) in zip(systems, seconds) { record(h, "flush-1-of-100-keys", system, median) }
     }
 
     /// `--profile-flush N`: only N flushes of one change to a 100-key file (in `$TMPDIR`), for

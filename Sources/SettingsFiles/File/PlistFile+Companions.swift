@@ -21,7 +21,28 @@ extension PlistFile {
     /// - Parameter target: the settings file, after the link rule (``Target/path``).
     /// - Returns: the companion directory's path.
     public static func companionDirectory(for target: String) -> String {
-        directory(of: target) + "/." + name(of: target) + ".meta"
+        // `directory(of:) + "/." + name(of:) + ".meta"`, built in one pass over the bytes.
+        var target = target
+        return target.withUTF8 { bytes in
+            let slash = lastSlash(in: bytes)
+            let name = UnsafeBufferPointer(rebasing: bytes[(slash.map { $0 + 1 } ?? 0)...])
+            return String(unsafeUninitializedCapacity: bytes.count + 8) { out in
+                var at = 0
+                func put(_ part: UnsafeBufferPointer<UInt8>) {
+                    _ = UnsafeMutableBufferPointer(rebasing: out[at ..< at + part.count]).initialize(from: part)
+                    at += part.count
+                }
+                if let slash {
+                    put(UnsafeBufferPointer(rebasing: bytes[..<max(slash, 1)]))  // "/" for a file at the root
+                } else {
+                    StaticString(".").withUTF8Buffer(put)  // a bare name
+                }
+                StaticString("/.").withUTF8Buffer(put)
+                put(name)
+                StaticString(".meta").withUTF8Buffer(put)
+                return at
+            }
+        }
     }
 
     /// Makes sure the companion directory of `target` exists and is safe to write in, creating it

@@ -333,10 +333,11 @@ public enum PlistFile {
     /// - Parameter path: a path.
     /// - Returns: everything before its last `/`.
     public static func directory(of path: String) -> String {
-        // By UTF-8 byte, not by `Character`: `/` is one byte and never part of another
-        // character's encoding, and the byte search costs a fraction of the grapheme walk.
-        guard let slash = path.utf8.lastIndex(of: UInt8(ascii: "/")) else { return "." }
-        return slash == path.startIndex ? "/" : String(path[..<slash])
+        var path = path
+        return path.withUTF8 { bytes in
+            guard let slash = lastSlash(in: bytes) else { return "." }
+            return slash == 0 ? "/" : String(decoding: bytes[..<slash], as: UTF8.self)
+        }
     }
 
     /// The last component of `path`.
@@ -344,8 +345,18 @@ public enum PlistFile {
     /// - Parameter path: a path.
     /// - Returns: everything after its last `/`.
     public static func name(of path: String) -> String {
-        guard let slash = path.utf8.lastIndex(of: UInt8(ascii: "/")) else { return path }
-        return String(path[path.utf8.index(after: slash)...])
+        var path = path
+        return path.withUTF8 { bytes in
+            guard let slash = lastSlash(in: bytes) else { return String(decoding: bytes, as: UTF8.self) }
+            return String(decoding: bytes[(slash + 1)...], as: UTF8.self)
+        }
+    }
+
+    /// Where the last `/` of a path's UTF-8 is. By byte, not by `Character`: `/` is one byte
+    /// and never part of another character's encoding, and a search of the contiguous bytes
+    /// costs a fraction of a walk of the string's views (paths are built at every save).
+    static func lastSlash(in bytes: UnsafeBufferPointer<UInt8>) -> Int? {
+        bytes.lastIndex(of: UInt8(ascii: "/"))
     }
 }
 

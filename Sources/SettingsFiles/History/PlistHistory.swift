@@ -192,7 +192,8 @@ public enum PlistHistory {
             // them saves; the entries of many changes repeat their writer's, written once.
             let value = PlistValue.dictionary(entry)
             payload = (carried?.count ?? 0) <= Self.unsharedEntries
-                ? try value.unsharedBinaryBytes() : try value.encodedBytes(as: .binary)
+                ? try value.unsharedBinaryBytes(reservingCapacity: bytes.count + 512 + 160 * (carried?.count ?? 0))
+                : try value.encodedBytes(as: .binary)
         } catch {
             throw PlistFile.Failure("cannot encode generation \(number): \(error)", code: EINVAL)
         }

@@ -49,11 +49,19 @@ struct BinaryPlistHashSlots {
     /// Per slot: the high half of a hash with the low bit set (0 = empty), and its number.
     /// 32 bits of hash are plenty to pick slots and to skip most unequal candidates (callers
     /// compare the entries themselves), at half the memory.
-    private var hashes = [UInt32](repeating: 0, count: 64)
+    /// Empty until the first entry: a writer that never looks anything up (small values,
+    /// written unshared) allocates nothing.
+    private var hashes: [UInt32] = []
     /// Numbers as 32 bits (half the table's memory): 2^31 distinct objects would need far more
     /// memory than any value tree here can have, and binary readers refuse such files.
-    private var numbers = [Int32](repeating: 0, count: 64)
+    private var numbers: [Int32] = []
     private var count = 0
+
+    /// The table's first 64 slots, at its first entry.
+    private mutating func allocate() {
+        hashes = [UInt32](repeating: 0, count: 64)
+        numbers = [Int32](repeating: 0, count: 64)
+    }
 
     static let seed: UInt64 = {
         var hasher = Hasher()
@@ -65,6 +73,7 @@ struct BinaryPlistHashSlots {
     /// under `hash` and returns it.
     @inline(__always)
     mutating func findOrInsert(hash: UInt64, _ next: Int, isMatch: (Int) -> Bool) -> Int {
+        if hashes.isEmpty { allocate() }
         let hash = UInt32(truncatingIfNeeded: hash >> 32) | 1
         let mask = hashes.count - 1
         var slot = Int(truncatingIfNeeded: hash >> 1) & mask
@@ -82,6 +91,7 @@ struct BinaryPlistHashSlots {
     /// The number of the entry matching `isMatch` among those with `hash`, or `nil`.
     @inline(__always)
     func find(hash: UInt64, isMatch: (Int) -> Bool) -> Int? {
+        guard !hashes.isEmpty else { return nil }
         let hash = UInt32(truncatingIfNeeded: hash >> 32) | 1
         let mask = hashes.count - 1
         var slot = Int(truncatingIfNeeded: hash >> 1) & mask
@@ -94,6 +104,7 @@ struct BinaryPlistHashSlots {
 
     /// Records `number` under `hash`; the caller knows no entry matches.
     mutating func insert(hash: UInt64, _ number: Int) {
+        if hashes.isEmpty { allocate() }
         let hash = UInt32(truncatingIfNeeded: hash >> 32) | 1
         let mask = hashes.count - 1
         var slot = Int(truncatingIfNeeded: hash >> 1) & mask

@@ -75,14 +75,18 @@ struct BinaryPlistFlattener {
     private var booleans: (false: Int, true: Int) = (-1, -1)
     /// Containers by a hash of kind and children.
     private var containerSlots = BinaryPlistHashSlots()
-    /// Whether equal strings, data and containers are written once (scalars always are).
+    /// Whether equal strings, data, containers and scalars are written once.
     private let sharing: Bool
     /// The value's size as the reader counts it: 8 per value, plus the UTF-8 bytes of each
     /// string and key and the bytes of each data, every occurrence counted.
     private(set) var expandedSize = 0
 
-    init(sharing: Bool = true) {
+    /// - Parameters:
+    ///   - sharing: whether equal strings, data and containers (and, then, scalars) are written once.
+    ///   - capacity: the bytes to reserve for the file at once (a caller that knows its size).
+    init(sharing: Bool = true, reservingCapacity capacity: Int = 0) {
         self.sharing = sharing
+        if capacity > out.count { out.reserveCapacity(capacity) }
     }
 
     private enum ScalarKind: UInt8 {
@@ -109,20 +113,20 @@ struct BinaryPlistFlattener {
         case .string(let s):
             return addString(s)
         case .integer(let i):
-            if let known = knownScalar(i.isNegative ? .negativeInteger : .integer, i.bits) { return known }
+            if sharing, let known = knownScalar(i.isNegative ? .negativeInteger : .integer, i.bits) { return known }
             return startScalar { $0.writeInteger(i) }
         case .real(let d):
-            if let known = knownScalar(.real, d.bitPattern) { return known }
+            if sharing, let known = knownScalar(.real, d.bitPattern) { return known }
             return startScalar { $0.writeDouble(0x23, d) }
         case .bool(let b):
             let known = b ? booleans.true : booleans.false
-            if known >= 0 { return known }
+            if sharing, known >= 0 { return known }
             let object = startObject { $0.out.append(b ? 0x09 : 0x08) }
             if b { booleans.true = object } else { booleans.false = object }
             return object
         case .date(let d):
             let t = d.timeIntervalSinceReferenceDate
-            if let known = knownScalar(.date, t.bitPattern) { return known }
+            if sharing, let known = knownScalar(.date, t.bitPattern) { return known }
             return startScalar { $0.writeDouble(0x33, t) }
         case .data(let d):
             return addData(d)
@@ -130,7 +134,7 @@ struct BinaryPlistFlattener {
             guard u <= UInt64(UInt32.max) else {
                 throw PlistError(.unencodable, "UID \(u) is wider than 32 bits, which binary plist readers refuse")
             }
-            if let known = knownScalar(.uid, u) { return known }
+            if sharing, let known = knownScalar(.uid, u) { return known }
             return startScalar { $0.writeUID(UInt32(u)) }
         case .array(let elements):
             guard depth < PlistNesting.maximumDepth else { throw PlistNesting.tooDeep([]) }
@@ -242,11 +246,11 @@ struct BinaryPlistFlattener {
         return nil
     }
 
-    /// Writes the scalar just recorded by ``knownScalar(_:_:)``.
+    /// Writes the scalar just recorded by ``knownScalar(_:_:)`` (when sharing; else just writes it).
     @inline(__always)
     private mutating func startScalar(_ write: (inout Self) -> Void) -> Int {
         let object = startObject(write)
-        scalarObjects.append(object)
+        if sharing { scalarObjects.append(object) }
         return object
     }
 

@@ -103,8 +103,11 @@ extension PlistValue {
     /// The plist's bytes in binary form, each value written where it occurs (none shared): for
     /// a value with few repeats, such as a history record, whose sharing would cost more to
     /// find than it saves. Reads back as ``encodedBytes(as:)`` does.
-    package func unsharedBinaryBytes() throws(PlistError) -> [UInt8] {
-        var flattener = BinaryPlistFlattener(sharing: false)
+    ///
+    /// - Parameter capacity: the bytes to reserve for the result at once (its size, when the
+    ///   caller knows roughly what it writes).
+    package func unsharedBinaryBytes(reservingCapacity capacity: Int = 0) throws(PlistError) -> [UInt8] {
+        var flattener = BinaryPlistFlattener(sharing: false, reservingCapacity: capacity)
         _ = try flattener.add(self, depth: 0)
         return flattener.finish()
     }

@@ -13,6 +13,28 @@ struct PlistFileCompanionTests {
         #expect(PlistFile.companionDirectory(for: "/home/ada/.config/App/settings.plist") == "/home/ada/.config/App/.settings.plist.meta")
     }
 
+    @Test("the name is the file's directory, /., its name and .meta, for every shape of path", arguments: [
+        "/home/ada/.config/App/settings.plist", "/settings.plist", "settings.plist", "App/settings.plist",
+        "/home/ada/Réglages/préférences.plist", "/home/ada/App/", "", "/", "a//b.plist",
+    ])
+    func theNameIsBuiltFromTheFilesDirectoryAndName(_ path: String) {
+        #expect(PlistFile.companionDirectory(for: path) == PlistFile.directory(of: path) + "/." + PlistFile.name(of: path) + ".meta")
+    }
+
+    @Test func aPathSplitsIntoItsDirectoryAndName() {
+        #expect(PlistFile.directory(of: "/home/ada/settings.plist") == "/home/ada")
+        #expect(PlistFile.name(of: "/home/ada/settings.plist") == "settings.plist")
+        #expect(PlistFile.directory(of: "/settings.plist") == "/")
+        #expect(PlistFile.name(of: "/settings.plist") == "settings.plist")
+        #expect(PlistFile.directory(of: "settings.plist") == ".")
+        #expect(PlistFile.name(of: "settings.plist") == "settings.plist")
+        #expect(PlistFile.directory(of: "/home/Réglages/é.plist") == "/home/Réglages")
+        #expect(PlistFile.name(of: "/home/Réglages/é.plist") == "é.plist")
+        #expect(PlistFile.name(of: "/home/ada/") == "")
+        #expect(PlistFile.companionDirectory(for: "/settings.plist") == "//.settings.plist.meta")
+        #expect(PlistFile.companionDirectory(for: "settings.plist") == "./.settings.plist.meta")
+    }
+
     @Test func itIsCreatedOwnerOnly() throws {
         let dir = try TemporaryDirectory()
         let made = try PlistFile.makeCompanionDirectory(for: dir.path("settings.plist"))

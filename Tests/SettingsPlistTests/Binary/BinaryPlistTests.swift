@@ -604,16 +604,17 @@ struct BinaryPlistTests {
 
     @Test("unshared bytes write strings, data and containers at each occurrence, and read back the same")
     func unsharedBytes() throws {
-        let shared: PlistValue = ["host": "example.com", "blob": .data(Data(repeating: 7, count: 300))]
+        let shared: PlistValue = ["host": "example.com", "blob": .data(Data(repeating: 7, count: 300)), "port": 8080, "on": true]
         let value: PlistValue = ["a": shared, "b": shared, "c": [shared, shared]]
         let bytes = try value.unsharedBinaryBytes()
-        // top, "a" "b" "c", array c, and per occurrence of shared: the dictionary, "host",
-        // "blob", "example.com" and the data (4 occurrences).
-        #expect(trailer(bytes).count == 1 + 3 + 1 + 4 * 5)
+        // top, "a" "b" "c", array c, and per occurrence of shared: the dictionary, its 4 keys
+        // and its 4 values, scalars too (4 occurrences).
+        #expect(trailer(bytes).count == 1 + 3 + 1 + 4 * 9)
         #expect(bytes.count > 4 * 300)
         #expect(try readBinary(bytes) == value)
         #expect(try PlistValue(decoding: Data(bytes)) == value)
-        #expect(trailer(try BinaryPlistWriter.write(value)).count == 10)
+        #expect(try value.unsharedBinaryBytes(reservingCapacity: 2000) == bytes)  // a capacity changes nothing written
+        #expect(trailer(try BinaryPlistWriter.write(value)).count == 14)
     }
 
     @Test("integer and UID widths are the smallest that read back, ASCII strings use 0x5_")
