@@ -87,8 +87,8 @@ extension SettingsFile {
     }
 
     /// After the file was replaced: publishes the log for ``SettingsStore/provenance(of:)``.
-    func finishSave(merged: PlistDictionary) {
-        history?.publish(recorder?.log ?? SettingsProvenanceLog(), contents: merged, fileDate: Date())
+    mutating func finishSave(merged: PlistDictionary) {
+        history?.publish(recorder?.publishedLog() ?? SettingsProvenanceLog(), contents: merged, fileDate: Date())
     }
 
     /// At a reload: leaves changed by others are noted as seen now (recorded at the next save
@@ -101,6 +101,7 @@ extension SettingsFile {
     /// At the first load: publishes the log as it is on disk.
     mutating func noteLoad(target: String, fileDate: Date) {
         recorder?.noteFirstSeen()
-        history?.publish(recorder?.currentLog(for: target) ?? SettingsProvenanceLog(), contents: contents, fileDate: fileDate)
+        _ = recorder?.currentLog(for: target)
+        history?.publish(recorder?.publishedLog() ?? SettingsProvenanceLog(), contents: contents, fileDate: fileDate)
     }
 }

@@ -29,6 +29,12 @@ package struct PlistRecorder: Sendable {
     /// The provenance log as last read or written, and the identity of its file then.
     package private(set) var log: SettingsProvenanceLog?
     private var logIdentity: PlistFile.Identity?
+    /// The two copies of ``log`` handed to readers in turn (``publishedLog()``), and the one next.
+    /// One more log's memory than handing out ``log`` itself, which the next change would then
+    /// copy whole (and the hand-out after it free whole): with several writers of a 1,000-key
+    /// file, that copy and that free were 8 % of each writer's time.
+    private var copies = (SettingsProvenanceLog(), SettingsProvenanceLog())
+    private var nextCopy = 0
     /// The history journal as this writer last read or changed it.
     private var generations = PlistHistory.Known()
     /// Leaves found changed on disk (by a reload, or a re-read under the lock), and when.
@@ -86,6 +92,7 @@ package struct PlistRecorder: Sendable {
                 PlistHistory.removeAll(for: target, foldingProvenance: false)  // the log goes too: nothing to fold it into
                 if (try? PlistFile.existingCompanionDirectory(for: target)) != nil { unlink(SettingsProvenanceLog.path(for: target)) }
             }
+            log = SettingsProvenanceLog.unknown
             return SettingsProvenanceLog.unknown
         }
         let path = SettingsProvenanceLog.path(for: target)
@@ -118,6 +125,24 @@ package struct PlistRecorder: Sendable {
         guard var along = pruneAlong else { return }
         along += paths
         pruneAlong = along.count > Self.largestTargetedPrune ? nil : along
+    }
+
+    /// ``log`` (empty when none was read yet) for a reader that keeps it until the next hand-out:
+    /// one of two copies, handed out in turn, each brought up to date with only the entries
+    /// changed since it was last handed out (``SettingsProvenanceLog/mirror(into:slot:)``).
+    package mutating func publishedLog() -> SettingsProvenanceLog {
+        guard var log else { return SettingsProvenanceLog() }
+        self.log = nil  // not shared while its marks change
+        defer {
+            self.log = log
+            nextCopy ^= 1
+        }
+        if nextCopy == 0 {
+            log.mirror(into: &copies.0, slot: 0)
+            return copies.0
+        }
+        log.mirror(into: &copies.1, slot: 1)
+        return copies.1
     }
 
     /// Notes when the file was first seen (at a store's load): leaves that no entry describes

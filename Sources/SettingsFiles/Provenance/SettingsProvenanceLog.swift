@@ -39,12 +39,14 @@ public struct SettingsProvenanceLog: Hashable, Sendable {
             written = nil  // changed from outside: the next save encodes every entry
             delta = nil
             deepRoots = nil
+            unmirrored = (nil, nil)
             yield &storage
         }
         set {
             written = nil
             delta = nil
             deepRoots = nil
+            unmirrored = (nil, nil)
             storage = newValue
         }
     }
@@ -76,6 +78,9 @@ public struct SettingsProvenanceLog: Hashable, Sendable {
     /// The log as last written or read by ``save(for:keepingEncoding:)`` or
     /// ``load(for:keepingEncoding:)``, and the paths whose entries changed since (`nil`: not kept).
     private var written: Written?
+    /// The paths whose entries changed since each of the two copies a writer hands to readers in
+    /// turn was last brought up to date (``mirror(into:slot:)``); `nil`: changed as a whole since.
+    private var unmirrored: (Set<[String]>?, Set<[String]>?) = (nil, nil)
 
     /// The log's entries in the form they are written (the file's `keys` dictionary), and the
     /// paths whose entries ``record(_:in:by:)``, ``noteUnrecorded(_:in:seenAt:)`` or
@@ -104,6 +109,33 @@ public struct SettingsProvenanceLog: Hashable, Sendable {
         if entry != nil, path.count > 1 { deepRoots?.insert(path[0]) }
         written?.touched.insert(path)
         delta?.insert(path)
+        unmirrored.0?.insert(path)
+        unmirrored.1?.insert(path)
+    }
+
+    /// Brings `copy`, one of two copies of this log a writer hands to readers in turn (`slot` 0
+    /// or 1), up to date with it: only the entries changed since that copy was last brought up
+    /// to date are copied. A reader keeps the copy handed out last while the writer changes this
+    /// log and brings the other copy up to date, so no log is copied whole at a change (as one
+    /// shared with its reader would be) and none is freed whole at the next hand-out.
+    ///
+    /// Readers see what ``provenance(of:in:fileDate:)`` reads: the entries, the replaced ones
+    /// (`shadows`) and whether the log is complete.
+    package mutating func mirror(into copy: inout SettingsProvenanceLog, slot: Int) {
+        if let paths = slot == 0 ? unmirrored.0 : unmirrored.1 {
+            for path in paths { copy.storage[path] = storage[path] }
+        } else {
+            copy.storage = storage  // changed as a whole (read again): shared until either changes
+        }
+        copy.shadows = shadows
+        copy.isComplete = isComplete
+        copy.through = through
+        copy.savedThrough = savedThrough
+        copy.written = nil
+        copy.delta = nil
+        copy.deepRoots = nil
+        copy.unmirrored = (nil, nil)
+        if slot == 0 { unmirrored.0 = [] } else { unmirrored.1 = [] }
     }
 
     /// The entries changed since the last call, as a generation carries them (an entry as the
@@ -373,6 +405,7 @@ public struct SettingsProvenanceLog: Hashable, Sendable {
             while bytes.count > Self.maximumSize, !storage.isEmpty {
                 let excess = max(1, storage.count - storage.count * Self.maximumSize / bytes.count + storage.count / 16)
                 for (path, _) in storage.sorted(by: { $0.value.date < $1.value.date }).prefix(excess) { storage[path] = nil }
+                unmirrored = (nil, nil)
                 isComplete = false
                 keys = Self.encoded(storage)
                 bytes = try Self.encode(keys, complete: false, through: through)
