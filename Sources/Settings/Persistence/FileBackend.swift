@@ -36,6 +36,9 @@ actor FileBackend {
     var lockWaiter: LockWaiter?
     /// Whether the `layers.plist` manifest was brought up to date after the first save.
     var manifestChecked = false
+    /// When this store last saved the file (a flush or an autosave): the lock was free then, so
+    /// the autosave counts a wait for another process's lock from no earlier than this.
+    var lastSave: ContinuousClock.Instant?
     /// What the store's persistence has found and done, readable without waiting for it.
     nonisolated let status: Mutex<SettingsStore.PersistenceStatus>
     /// Who listens to ``SettingsStore/persistenceUpdates``.

@@ -41,7 +41,7 @@ extension SettingsStore {
                     }
                     if done { return }
                 case .busy(let lock):
-                    let since = busySince ?? ContinuousClock.now
+                    let since = Self.lockWaitStart(busySince: busySince ?? ContinuousClock.now, lastSave: backend.lastSave)
                     busySince = since
                     if !lockReported, ContinuousClock.now - since > options.lockTimeout {
                         lockReported = true
@@ -62,6 +62,16 @@ extension SettingsStore {
             }
             try? await Task.sleep(for: pause)
         }
+    }
+
+    /// Since when the autosave has waited for another process's lock: its first busy attempt,
+    /// or the store's last save when that came later (a `flush()` that got the lock in between).
+    /// Several processes saving one file take the lock in turn; the autosave may find it busy at
+    /// every try while each of them, this store's flushes included, holds it briefly, and that is
+    /// not another process holding it for longer than the lock timeout.
+    static func lockWaitStart(busySince: ContinuousClock.Instant, lastSave: ContinuousClock.Instant?) -> ContinuousClock.Instant {
+        guard let lastSave, lastSave > busySince else { return busySince }
+        return lastSave
     }
 
     /// Tries a save on the store's thread as soon as it is free (called when a ``LockWaiter``

@@ -104,6 +104,7 @@ nonisolated extension SettingsStore {
             deliverFileDiagnostics(backend)
             throw error
         case .saved(let contents):
+            backend.lastSave = ContinuousClock.now
             let announcement = adopt(contents)
             // After the first save (the companion directory exists by then): the manifest records
             // this program's history limits for the tool, and any earlier program's are replaced.

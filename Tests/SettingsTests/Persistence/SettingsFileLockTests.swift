@@ -66,6 +66,31 @@ struct SettingsFileLockTests {
         #expect(diagnostics.messages.filter { $0.contains("held the lock") }.count <= 1)
     }
 
+    /// Several processes saving one file take the lock in turn: the autosave may find it busy at
+    /// every try while this store's own flushes get it. Its report that another process held the
+    /// lock longer than the timeout counts from the store's last save, not from its first try.
+    @Test func theAutosavesWaitForTheLockCountsFromTheStoresLastSave() async throws {
+        let start = ContinuousClock.now
+        let later = start.advanced(by: .seconds(1))
+        #expect(SettingsStore.lockWaitStart(busySince: start, lastSave: nil) == start)
+        #expect(SettingsStore.lockWaitStart(busySince: start, lastSave: later) == later)
+        #expect(SettingsStore.lockWaitStart(busySince: later, lastSave: start) == later)
+
+        let dir = try TemporaryDirectory()
+        let store = SettingsStore.file(dir.file(), autosaveDelay: nil, externalChanges: .ignored)
+        let backend = try #require(store.backend)
+        #expect(await backend.lastSave == nil)
+        store["a"] = 1
+        try await store.flush()
+        let saved = try #require(await backend.lastSave)
+        #expect(saved >= start)
+        let lock = try ForeignLock(for: dir.file())
+        store["a"] = 2
+        #expect(throws: SettingsError.self) { try store.flushNow(waitingAtMost: .milliseconds(10)) }
+        #expect(await backend.lastSave == saved)  // a save that found the lock busy is no save
+        lock.release()
+    }
+
     @Test func aLinkInPlaceOfTheLockFileIsRefused() async throws {
         let dir = try TemporaryDirectory()
         let victim = dir.file("victim")
