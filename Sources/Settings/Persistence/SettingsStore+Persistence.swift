@@ -182,14 +182,17 @@ nonisolated extension SettingsStore {
         }
     }
 
-    /// Looks at the file once, then watches it.
+    /// Watches the file, then looks at it once: a change made before the watch was in place
+    /// (since the load, or while the watch was being set up, whose events find no store yet) is
+    /// found by the look, and every later one by the watch. Looked at first, a change made
+    /// between the look and the watch would stay unseen until the next.
     func startWatching(_ mode: ExternalChanges, _ backend: isolated FileBackend) {
-        reloadIfChanged(backend)
         switch mode {
         case .automatic: FileWatcher.shared.watch(self, path: backend.file.targetPath, pollingInterval: .seconds(1))
         case .polling(let interval): FileWatcher.shared.poll(self, every: interval)
         case .ignored: break
         }
+        reloadIfChanged(backend)
     }
 
     /// Makes the user layer what the file holds, with this process's unsaved changes on top.
