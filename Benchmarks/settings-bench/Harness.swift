@@ -25,17 +25,7 @@ final class Harness {
     func medianSeconds(_ body: () throws -> Void) rethrows -> Double {
         try body()  // warm-up: caches, lazy initialisation, page faults
         var perCall: [Double] = []
-        for _ in 0..<samples {
-            var iterations = 0
-            let start = DispatchTime.now().uptimeNanoseconds
-            var elapsed = 0.0
-            repeat {
-                try body()
-                iterations += 1
-                elapsed = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
-            } while elapsed < minimumSampleTime
-            perCall.append(elapsed / Double(iterations))
-        }
+        for _ in 0..<samples { perCall.append(try sampleSeconds(body)) }
         perCall.sort()
         return perCall[perCall.count / 2]
     }
@@ -48,19 +38,23 @@ final class Harness {
         for body in bodies { try body() }  // warm-up
         var perCall = Array(repeating: [Double](), count: bodies.count)
         for _ in 0..<samples {
-            for (index, body) in bodies.enumerated() {
-                var iterations = 0
-                let start = DispatchTime.now().uptimeNanoseconds
-                var elapsed = 0.0
-                repeat {
-                    try body()
-                    iterations += 1
-                    elapsed = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
-                } while elapsed < minimumSampleTime
-                perCall[index].append(elapsed / Double(iterations))
-            }
+            for (index, body) in bodies.enumerated() { perCall[index].append(try sampleSeconds(body)) }
         }
         return perCall.map { $0.sorted()[$0.count / 2] }
+    }
+
+    /// One sample: the seconds a call of `body` takes, repeated until at least
+    /// `minimumSampleTime` has passed.
+    private func sampleSeconds(_ body: () throws -> Void) rethrows -> Double {
+        var iterations = 0
+        let start = DispatchTime.now().uptimeNanoseconds
+        var elapsed = 0.0
+        repeat {
+            try body()
+            iterations += 1
+            elapsed = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+        } while elapsed < minimumSampleTime
+        return elapsed / Double(iterations)
     }
 
     /// Measures a workload over `bytes` bytes and reports its throughput in MB/s.
