@@ -5,6 +5,10 @@
   Tools/fault-tests.py multi [--processes 4 --writes 1000]
                                                        concurrent writers of distinct keys, Settings and UserDefaults
   Tools/fault-tests.py all [--runs N --processes P --writes W]
+  Tools/fault-tests.py cpu [--processes 4 --writes 250 --rounds 3 --limits 20,0]
+                                                       the CPU (user + system) of concurrent writers of one
+                                                       file, with each history limit in turn (a measurement:
+                                                       reported, never judged; not part of `all`)
 
 BIN is the directory holding settings-fault (default: `swift build --show-bin-path`).
 Exit status 0 when Settings kept every promise; the UserDefaults numbers are reported, not judged.
@@ -136,21 +140,58 @@ def multi(args):
     return ok
 
 
+def cpu(args):
+    """P processes x W flushed writes of distinct keys to one file, with each history limit in
+    turn, round after round (so a slower minute of the machine falls on every limit alike): the
+    user and system CPU the writers used, from getrusage(RUSAGE_CHILDREN)."""
+    import resource
+    tool = os.path.join(bin_dir(args), "settings-fault")
+    limits = [int(x) for x in args.limits.split(",")]
+    totals = {limit: [] for limit in limits}
+    for round_ in range(args.rounds):
+        for limit in limits:
+            work = tempfile.mkdtemp(prefix="settings-cpu-")
+            env = dict(os.environ, XDG_CONFIG_HOME=work, HOME=work)
+            path = os.path.join(work, "settings.plist")
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
+            start = time.monotonic()
+            procs = [subprocess.Popen([tool, "writer", path, f"p{p}", str(args.writes), str(limit)], env=env)
+                     for p in range(args.processes)]
+            codes = [p.wait() for p in procs]
+            elapsed = time.monotonic() - start
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            user, system = after.ru_utime - before.ru_utime, after.ru_stime - before.ru_stime
+            totals[limit].append(user + system)
+            print(f"cpu round {round_ + 1}, history limit {limit}: {args.processes} processes x {args.writes} writes: "
+                  f"user {user:.2f} s, system {system:.2f} s, total {user + system:.2f} s, wall {elapsed:.2f} s, exit codes {codes}")
+            shutil.rmtree(work, ignore_errors=True)
+    for limit in limits:
+        runs = sorted(totals[limit])
+        print(f"cpu history limit {limit}: total {runs[0]:.2f}-{runs[-1]:.2f} s over {len(runs)} rounds")
+    return True
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("test", choices=["crash", "multi", "all"])
+    parser.add_argument("test", choices=["crash", "multi", "all", "cpu"])
     parser.add_argument("--runs", type=int, default=1000)
     parser.add_argument("--max-delay", type=float, default=0.08, help="longest wait before SIGKILL, seconds")
     parser.add_argument("--processes", type=int, default=4)
-    parser.add_argument("--writes", type=int, default=1000)
+    parser.add_argument("--writes", type=int, help="writes per process (multi: 1000, cpu: 250)")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--rounds", type=int, default=3, help="cpu: rounds of every history limit")
+    parser.add_argument("--limits", default="20,0", help="cpu: the history limits compared, comma-separated")
     parser.add_argument("--bin", help="directory with settings-fault")
     args = parser.parse_args()
+    if args.writes is None:
+        args.writes = 250 if args.test == "cpu" else 1000
     ok = True
     if args.test in ("crash", "all"):
         ok &= crash(args)
     if args.test in ("multi", "all"):
         ok &= multi(args)
+    if args.test == "cpu":
+        ok &= cpu(args)
     sys.exit(0 if ok else 1)
 
 

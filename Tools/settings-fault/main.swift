@@ -74,9 +74,10 @@ case "crash-writer":
         }
     }
 case "writer":
-    // HISTORY-LIMIT (default 20): what the several-writers benchmark compares history's cost with.
+    // HISTORY-LIMIT (default: the store's): what the several-writers measurement
+    // (Tools/fault-tests.py cpu) compares history's cost with.
     guard args.count == 3 || args.count == 4, let count = Int(args[2]),
-          let limit = args.count == 4 ? Int(args[3]) : 20 else { fail("usage: settings-fault writer FILE PREFIX COUNT [HISTORY-LIMIT]") }
+          let limit = args.count == 4 ? Int(args[3]) : PersistenceOptions().historyLimit else { fail("usage: settings-fault writer FILE PREFIX COUNT [HISTORY-LIMIT]") }
     let store = SettingsStore.file(URL(filePath: args[0]), externalChanges: .ignored, options: PersistenceOptions(historyLimit: limit))
     for i in 0..<count {
         store[SettingsKey("\(args[1])-\(i)")] = .integer(PlistInteger(Int64(i)))

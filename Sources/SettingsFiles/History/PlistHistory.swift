@@ -130,9 +130,14 @@ public enum PlistHistory {
     /// ``keep(_:changed:by:for:limits:)`` for a writer that keeps `known` between saves: the
     /// journal is read only where another writer changed it. The generations kept are the same
     /// as without it.
+    ///
+    /// `writesLog`, given the new generation's number and the oldest one kept with it, says
+    /// whether the writer writes the provenance log's file whole after it: the record then says
+    /// so (`logWritten`), for readers who cannot tell the new file from the old one by its identity.
     @discardableResult
     package static func keep(_ bytes: Data, changed: [[String]], by writer: SettingsProvenance, for target: String,
-                             limits: Limits, provenance: PlistDictionary? = nil, known: inout Known) throws(PlistFile.Failure) -> Int? {
+                             limits: Limits, provenance: PlistDictionary? = nil, known: inout Known,
+                             writesLog: ((_ number: Int, _ oldest: Int) -> Bool)? = nil) throws(PlistFile.Failure) -> Int? {
         guard limits.count > 0 else {
             // A limit of 0 keeps nothing, including what was kept while the limit was higher.
             removeAll(for: target)
@@ -186,6 +191,8 @@ public enum PlistHistory {
             oldest = record.number
         }
         entry["oldest"] = .integer(PlistInteger(Int64(oldest)))
+        let marksLog = writesLog?(number, oldest) == true
+        if marksLog { entry["logWritten"] = true }
         let payload: [UInt8]
         do {
             // A record of a few changes has few repeats, which cost more to find than sharing
@@ -199,7 +206,7 @@ public enum PlistHistory {
         }
         let record = HistoryJournal.record(payload)
         let new = HistoryJournal.Record(number: number, offset: known.end, length: record.count, oldest: oldest,
-                                        carriesProvenance: carried != nil, entries: carried)
+                                        carriesProvenance: carried != nil, writesLog: marksLog, entries: carried)
         // The records that went: appended after while few, else the journal is written again
         // with the kept ones only.
         let gone = known.records.prefix { $0.number < oldest }
@@ -605,6 +612,15 @@ extension PlistHistory.Known {
         boundCachedEntries()
         return end < size
     }
+
+    /// Whether a generation numbered after `number` says its writer wrote the provenance log's
+    /// file whole after it (``HistoryJournal/Record/writesLog``).
+    package func logWritten(after number: Int) -> Bool {
+        records.contains { $0.number > number && $0.writesLog }
+    }
+
+    /// The newest generation kept, if any.
+    package var newest: Int? { kept.last?.number }
 
     /// Whether every generation numbered after `first` up to `last` is still kept (none was
     /// pruned or discarded): the provenance they carry can still be read back.

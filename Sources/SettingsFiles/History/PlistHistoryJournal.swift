@@ -49,6 +49,11 @@ enum HistoryJournal {
         var oldest: Int?
         /// Whether it carries provenance entries.
         var carriesProvenance: Bool
+        /// Whether its writer wrote the provenance log's file whole after it (`logWritten`): a
+        /// reader whose log's file seems unchanged then reads it again all the same, since the
+        /// new file may have the old one's identity (an inode reused within one tick of the
+        /// clock, at the same size).
+        var writesLog = false
         /// The entries, once read or written (`nil`: not at hand; read from the journal when
         /// asked for). Kept with the record, so a journal read again as another file (whose
         /// numbers may have started again) brings its own.
@@ -82,7 +87,8 @@ enum HistoryJournal {
             let oldest = e["oldest"]?.intValue.flatMap { $0 >= 1 && $0 <= number ? $0 : nil }
             let entries = e["provenance"]?.dictionaryValue.flatMap { $0.isEmpty ? nil : $0 }
             records.append(Record(number: number, offset: base + at, length: headerSize + length, oldest: oldest,
-                                  carriesProvenance: entries != nil, entries: entries))
+                                  carriesProvenance: entries != nil, writesLog: e["logWritten"]?.boolValue == true,
+                                  entries: entries))
             last = number
             at += headerSize + length
         }

@@ -28,7 +28,8 @@ package struct PlistRecorder: Sendable {
 
     /// The provenance log as last read or written, and the identity of its file then.
     package private(set) var log: SettingsProvenanceLog?
-    private var logIdentity: PlistFile.Identity?
+    /// (Internal for tests, which make it read as a reused identity.)
+    var logIdentity: PlistFile.Identity?
     /// The two copies of ``log`` handed to readers in turn (``publishedLog()``), and the one next.
     /// One more log's memory than handing out ``log`` itself, which the next change would then
     /// copy whole (and the hand-out after it free whole): with several writers of a 1,000-key
@@ -101,12 +102,33 @@ package struct PlistRecorder: Sendable {
         // not keep (its entries travel in the generation until the log is next written).
         if let log, identity == logIdentity, generations.checkCurrent(for: target) { return log }
         if var log, identity != nil, identity == logIdentity {
-            // Only generations changed (another writer saved): their entries, not the whole file.
-            self.log = nil
-            let applied = log.catchUp(with: generations.provenanceDeltas(for: target, after: log.through))
-            self.log = log
-            notePruneAlong(applied)
-            return log
+            // Only generations changed (another writer saved): their entries, not the whole file,
+            // unless one of them says its writer wrote the file (whose identity then reads the same).
+            let deltas = generations.provenanceDeltas(for: target, after: log.through)
+            if !generations.logWritten(after: log.through), generations.holdsAll(after: log.through, through: generations.newest ?? 0) {
+                self.log = nil
+                let applied = log.catchUp(with: deltas)
+                self.log = log
+                notePruneAlong(applied)
+                return log
+            }
+        }
+        if var log, identity != nil, let lineage = log.lineage, !log.uncarried,
+           let marks = SettingsProvenanceLog.fileMarks(for: target), marks.lineage == lineage, marks.through >= log.through {
+            // Another writer wrote the file whole, as the file before it (of this log's lineage)
+            // with the generations since applied: when those after this log's mark are all still
+            // kept, their entries, not the whole file (with several processes saving one file,
+            // reading it whole after each writer's fold was a tenth of their work).
+            let deltas = generations.provenanceDeltas(for: target, after: log.through)
+            if let newest = generations.newest, newest >= marks.through,
+               generations.holdsAll(after: log.through, through: newest) {
+                self.log = nil
+                let applied = log.catchUp(asFileThrough: marks.through, with: deltas)
+                self.log = log
+                logIdentity = marks.identity
+                notePruneAlong(applied)
+                return log
+            }
         }
         // The history records are read only where this writer has not read them yet.
         var known = generations
@@ -191,6 +213,7 @@ package struct PlistRecorder: Sendable {
             self.log = log
             return recorded  // a limit of 0 keeps neither history nor provenance
         }
+        let carriedBefore = !log.uncarried  // every earlier change travels in a generation kept
         // The log is changed below: held only here meanwhile, so the change does not copy its
         // entries (set back at the end; a change refused on the way reads it again next time).
         self.log = nil
@@ -284,21 +307,40 @@ package struct PlistRecorder: Sendable {
         // replace. The log's own file is written whole only now and then.
         let delta = Self.delta(of: &log)
         if delta == nil { mustWriteLog = true }
+        // Whether the log's file is written whole after the new generation, decided as it is
+        // kept (its record says so), from its number and the oldest generation kept with it:
+        // - zero or below: the numbers started again at or under the log's mark (the generations
+        //   were removed, or the journal cut short, behind its back), and readers, who replay the
+        //   generations after the mark, would skip the new one's entries;
+        // - the oldest kept after the mark's next: a generation whose entries the file does not
+        //   hold yet would go;
+        // - otherwise once per fold interval. Only this last one (routine) keeps the file's lineage.
+        var routine = false
+        var writesLog = true
+        let savedThrough = log.savedThrough
+        let interval = min(Self.foldInterval, limits.count)
         let kept = attempt { () throws(PlistFile.Failure) in
-            recorded.generation = try PlistHistory.keep(bytes, changed: changedOnce, by: writer, for: target, limits: limits,
-                                                        provenance: delta, known: &generations)
+            recorded.generation = try PlistHistory.keep(
+                bytes, changed: changedOnce, by: writer, for: target, limits: limits, provenance: delta, known: &generations
+            ) { number, oldest in
+                let unfolded = number - savedThrough
+                routine = !mustWriteLog && unfolded > 0 && oldest <= savedThrough + 1
+                writesLog = !routine || unfolded >= interval
+                return writesLog
+            }
             if let number = recorded.generation { log.through = number }
         }
-        if kept != nil || recorded.generation == nil { mustWriteLog = true }
-        // Zero or below, with a generation just kept: the numbers started again at or under the
-        // log's mark (the generations were removed, or the journal cut short, behind its back),
-        // and readers, who replay the generations after the mark, would skip the new one's entries.
-        let unfolded = log.through - log.savedThrough
-        if mustWriteLog || unfolded <= 0 || unfolded >= min(Self.foldInterval, limits.count)
-            || !generations.holdsAll(after: log.savedThrough, through: log.through) {
+        if kept != nil || recorded.generation == nil {
+            mustWriteLog = true
+            routine = false
+            writesLog = true
+        }
+        if routine && carriedBefore { log.noteCarried() }
+        if writesLog {
             var written: PlistFile.Identity?
             _ = attempt { () throws(PlistFile.Failure) in
-                written = try log.save(for: target, keepingEncoding: true)  // encodes only the entries changed since the last save or load
+                // Encodes only the entries changed since the last save or load.
+                written = try log.save(for: target, keepingEncoding: true, keepingLineage: routine)
             }
             logIdentity = written ?? (try? PlistFile.identity(of: SettingsProvenanceLog.path(for: target)))
         }

@@ -38,6 +38,8 @@ public struct SettingsProvenanceLog: Hashable, Sendable {
         _modify {
             written = nil  // changed from outside: the next save encodes every entry
             delta = nil
+            uncarried = true
+            lineage = nil
             deepRoots = nil
             unmirrored = (nil, nil)
             yield &storage
@@ -45,6 +47,8 @@ public struct SettingsProvenanceLog: Hashable, Sendable {
         set {
             written = nil
             delta = nil
+            uncarried = true
+            lineage = nil
             deepRoots = nil
             unmirrored = (nil, nil)
             storage = newValue
@@ -55,6 +59,16 @@ public struct SettingsProvenanceLog: Hashable, Sendable {
     /// (``PlistHistory/provenanceDeltas(for:after:)``), and the one the log's own file holds.
     package var through = 0
     package private(set) var savedThrough = 0
+    /// The lineage of the log's file this log was last read from or written as: a name its
+    /// writers keep while each file they write is the one before it with the entries of the
+    /// generations since applied, and renew at any other write (``save(for:keepingEncoding:keepingLineage:)``).
+    /// A writer whose log has the file's lineage and whose generations since are still kept
+    /// catches up on them instead of reading the file (``fileMarks(for:)``). `nil`: none known.
+    package private(set) var lineage: String?
+    /// Whether an entry changed since ``lineage`` was known that no kept generation carries: set
+    /// by every change but a generation's replay (``apply(delta:)``), cleared when the writer
+    /// kept the generations carrying them (``noteCarried()``) and when the file is read or written.
+    package private(set) var uncarried = false
     /// The paths whose entries changed since the last ``takeDelta()`` (`nil`: changed from
     /// outside, as a whole).
     private var delta: Set<[String]>? = []
@@ -74,7 +88,9 @@ public struct SettingsProvenanceLog: Hashable, Sendable {
     /// Whether every leaf of the file has its entry (or a missing one means a writer that
     /// records nothing changed it). `false` once a bound dropped entries, or the log on disk
     /// could not be read: a leaf without an entry is then of unknown provenance.
-    public private(set) var isComplete = true
+    public private(set) var isComplete = true {
+        didSet { if oldValue != isComplete { lineage = nil } }  // no generation carries it: a new lineage
+    }
     /// The log as last written or read by ``save(for:keepingEncoding:)`` or
     /// ``load(for:keepingEncoding:)``, and the paths whose entries changed since (`nil`: not kept).
     private var written: Written?
@@ -106,6 +122,7 @@ public struct SettingsProvenanceLog: Hashable, Sendable {
     /// Sets (or with `nil` removes) the entry at `path`, noting it for the next save.
     private mutating func set(_ entry: SettingsProvenance?, at path: [String]) {
         storage[path] = entry
+        uncarried = true
         if entry != nil, path.count > 1 { deepRoots?.insert(path[0]) }
         written?.touched.insert(path)
         delta?.insert(path)
@@ -154,12 +171,21 @@ public struct SettingsProvenanceLog: Hashable, Sendable {
         return out
     }
 
+    /// Notes that every entry changed since the log's file was read or written travels in a
+    /// generation still kept (the writer kept the generations carrying ``takeDelta()``'s
+    /// entries): the log is still its file's lineage.
+    package mutating func noteCarried() {
+        uncarried = false
+    }
+
     /// Applies a generation's entries (``takeDelta()``); what does not read as an entry is skipped.
     ///
     /// - Returns: the key paths of the entries set or removed.
     @discardableResult
     package mutating func apply(delta entries: PlistDictionary) -> [[String]] {
         var applied: [[String]] = []
+        let carried = !uncarried  // a generation's entries: the file's lineage holds them too
+        defer { if carried { uncarried = false } }
         for (path, value) in entries {
             let components = EscapedPath.split(path, separator: "/")
             guard !components.isEmpty, components.count <= PlistNesting.maximumDepth else { continue }
@@ -253,10 +279,13 @@ public struct SettingsProvenanceLog: Hashable, Sendable {
         }
         let complete = root["complete"]?.boolValue ?? true
         let through = root["through"]?.intValue ?? 0
+        let lineage = root["lineage"]?.stringValue
         if keepingEncoding, let previous, let old = previous.written,
            var log = updated(previous.storage, writtenAs: old.keys, touched: old.touched, to: keys) {
             log.isComplete = complete
             log.replay(after: through, deltas)
+            log.lineage = lineage
+            log.uncarried = false
             return log
         }
         var log = SettingsProvenanceLog()
@@ -272,7 +301,36 @@ public struct SettingsProvenanceLog: Hashable, Sendable {
             log.written = Written(keys: keys)
         }
         log.replay(after: through, deltas)
+        log.lineage = lineage
+        log.uncarried = false
         return log
+    }
+
+    /// The lineage and the mark (`through`) of the log's file beside `target`, read without its
+    /// entries (the look-up of two keys of a binary property list), and the identity of the
+    /// file read: `nil` when there is no such file, or it has no lineage, or it is not a binary
+    /// property list (an older writer's, or a hand-made one), which are read whole instead.
+    package static func fileMarks(for target: String) -> (identity: PlistFile.Identity, lineage: String, through: Int)? {
+        guard let contents = try? PlistFile.read(path(for: target), limit: maximumSize, followingLinks: false),
+              contents.bytes.starts(with: "bplist00".utf8) else { return nil }
+        var options = PlistReadOptions()
+        options.onlyTopLevelKeys = ["lineage", "through"]
+        guard let value = try? contents.bytes.withUnsafeBufferPointer({ buffer throws(PlistError) in try PlistValue.decode(buffer, options: options) }),
+              case .dictionary(let root) = value, let lineage = root["lineage"]?.stringValue else { return nil }
+        return (contents.identity, lineage, root["through"]?.intValue ?? 0)
+    }
+
+    /// Catches up on the entries of the generations after ``through`` (`deltas`) as another
+    /// writer's file of this log's ``lineage``, written through generation `fileThrough`, holds
+    /// them: the caller has checked that the file has this lineage and that the generations after
+    /// ``through`` are all still kept. The log then reads as the file plus the generations after
+    /// its mark, as ``load(for:keepingEncoding:updating:deltas:)`` would read it.
+    ///
+    /// - Returns: the key paths of the entries set or removed.
+    package mutating func catchUp(asFileThrough fileThrough: Int, with deltas: [(number: Int, entries: PlistDictionary)]) -> [[String]] {
+        let applied = catchUp(with: deltas)
+        savedThrough = fileThrough
+        return applied
     }
 
     /// Applies the entries of the generations kept after ``through``: at a load (after the log's
@@ -380,8 +438,15 @@ public struct SettingsProvenanceLog: Hashable, Sendable {
     /// The file is the same as ``save(for:)`` writes but for the order of its keys.
     ///
     /// - Returns: the identity of the file written.
+    ///
+    /// With `keepingLineage`, a log whose every change since its file was read or written
+    /// travels in a generation still kept (``noteCarried()``) keeps its ``lineage``: the file
+    /// is then the one before with those generations' entries applied, and a writer of the same
+    /// lineage can catch up on them instead of reading it. Otherwise the file starts a new lineage.
     @discardableResult
-    package mutating func save(for target: String, keepingEncoding: Bool) throws(PlistFile.Failure) -> PlistFile.Identity {
+    package mutating func save(for target: String, keepingEncoding: Bool,
+                               keepingLineage: Bool = false) throws(PlistFile.Failure) -> PlistFile.Identity {
+        var mark = keepingLineage && !uncarried ? lineage ?? Self.newLineage() : Self.newLineage()
         var keys: PlistDictionary
         // Each removal shifts the entries after it: past a few, encoding all is cheaper.
         if var kept = written, keepingEncoding, kept.touched.count <= max(16, storage.count / 4),
@@ -398,7 +463,7 @@ public struct SettingsProvenanceLog: Hashable, Sendable {
         } else {
             keys = Self.encoded(storage)
         }
-        var bytes = try Self.encode(keys, complete: isComplete, through: through)
+        var bytes = try Self.encode(keys, complete: isComplete, through: through, lineage: mark)
         if bytes.count > Self.maximumSize {
             // Never written larger than it is read: the oldest entries go (their leaves then
             // read as unknown) until it fits.
@@ -407,15 +472,23 @@ public struct SettingsProvenanceLog: Hashable, Sendable {
                 for (path, _) in storage.sorted(by: { $0.value.date < $1.value.date }).prefix(excess) { storage[path] = nil }
                 unmirrored = (nil, nil)
                 isComplete = false
+                mark = Self.newLineage()  // entries no generation drops
                 keys = Self.encoded(storage)
-                bytes = try Self.encode(keys, complete: false, through: through)
+                bytes = try Self.encode(keys, complete: false, through: through, lineage: mark)
             }
         }
         written = keepingEncoding ? Written(keys: keys) : nil
         let identity = try Self.write(bytes, for: target)
         savedThrough = through
         delta = []
+        lineage = mark
+        uncarried = false
         return identity
+    }
+
+    /// A new lineage's name: 64 random bits, in hexadecimal.
+    private static func newLineage() -> String {
+        String(UInt64.random(in: .min ... .max), radix: 16)
     }
 
     /// Every entry as written, sorted by path.
@@ -428,8 +501,8 @@ public struct SettingsProvenanceLog: Hashable, Sendable {
     }
 
     /// The file's bytes holding `keys`.
-    private static func encode(_ keys: PlistDictionary, complete: Bool, through: Int) throws(PlistFile.Failure) -> [UInt8] {
-        var root: PlistDictionary = ["version": 1, "keys": .dictionary(keys)]
+    private static func encode(_ keys: PlistDictionary, complete: Bool, through: Int, lineage: String) throws(PlistFile.Failure) -> [UInt8] {
+        var root: PlistDictionary = ["version": 1, "keys": .dictionary(keys), "lineage": .string(lineage)]
         if !complete { root["complete"] = false }
         if through > 0 { root["through"] = .integer(PlistInteger(Int64(through))) }
         do {

@@ -75,6 +75,8 @@ struct BinaryPlistDecoder {
 
     /// Data objects longer than this are read as empty (see ``PlistReadOptions``).
     var skippingDataLongerThan: Int?
+    /// Of the top dictionary, only these keys' values are decoded (`nil`: all).
+    var onlyTopLevelKeys: Set<String>?
 
     init(_ bytes: UnsafeBufferPointer<UInt8>, layout: BinaryPlistLayout, maximumDepth: Int, expansionLimit: Int) {
         self.bytes = bytes
@@ -275,8 +277,9 @@ struct BinaryPlistDecoder {
         var dictionary = PlistDictionary(minimumCapacity: distinct)
         let values = refs + count * layout.refSize
         for i in 0 ..< count {
-            let value = try decodeObject(readRef(at: values + i * layout.refSize), depth: depth + 1)
             let number = pendingKeys[base + i]
+            if depth == 0, let only = onlyTopLevelKeys, number < 0 || !only.contains(keyTexts[Int(number)]) { continue }
+            let value = try decodeObject(readRef(at: values + i * layout.refSize), depth: depth + 1)
             if number >= 0 {
                 try expand(by: keySizes[Int(number)], at: offset)
                 dictionary.append(keyTexts[Int(number)], value)

@@ -18,6 +18,7 @@ enum BinaryPlistReader {
         let layout = try BinaryPlistLayout(buffer)
         var decoder = BinaryPlistDecoder(buffer, layout: layout, maximumDepth: options.maximumDepth, expansionLimit: expansionLimit)
         decoder.skippingDataLongerThan = options.skippingDataLongerThan
+        decoder.onlyTopLevelKeys = options.onlyTopLevelKeys
         return try decoder.decodeTop()
     }
 }

@@ -7,6 +7,11 @@ public struct PlistReadOptions: Sendable, Hashable {
     /// bytes (`nil`: all are read). For listings that need only a file's small values, read from
     /// a mapped file (`PlistHistory`'s list of generations, in SettingsFiles).
     package var skippingDataLongerThan: Int?
+    /// Of a binary plist whose top object is a dictionary, only the values of these keys are
+    /// read; the others are left out without being decoded (`nil`: all are read). For a look at
+    /// a large file's few small marks (the provenance log's `lineage` and `through`, in
+    /// SettingsFiles). Other formats are read whole.
+    package var onlyTopLevelKeys: Set<String>?
 
     /// Creates reading options.
     ///
