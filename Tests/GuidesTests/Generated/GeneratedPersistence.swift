@@ -21,8 +21,8 @@ fileprivate func remember(_ theme: String) {
     store["theme"] = PlistValue(theme)   // `store` goes out of scope here; the change is still saved
 }
 
-// Docs/Persistence.md:325
-fileprivate func sample_Persistence_325() async throws {
+// Docs/Persistence.md:331
+fileprivate func sample_Persistence_331() async throws {
     let options = PersistenceOptions(lockTimeout: .milliseconds(500))
     let store = SettingsStore.file(url, options: options)
     do { try await store.flush() } catch where error.code == .fileLocked { print(error) }
@@ -30,39 +30,39 @@ fileprivate func sample_Persistence_325() async throws {
     _ = store
 }
 
-// Docs/Persistence.md:337
+// Docs/Persistence.md:343
 // Compiled, not run: a loop that never ends.
-fileprivate func sample_Persistence_337() async throws {
+fileprivate func sample_Persistence_343() async throws {
     for await status in store.persistenceUpdates {
         if let problem = status.lastSaveError { print("Settings cannot be saved: \(problem)") }
     }
 }
 
-// Docs/Persistence.md:347
-fileprivate func sample_Persistence_347() async throws {
+// Docs/Persistence.md:353
+fileprivate func sample_Persistence_353() async throws {
     store.diagnosticsHandler = { diagnostic in print("settings: \(diagnostic)") }
 }
 
-// Docs/Persistence.md:398
+// Docs/Persistence.md:404
 // Compiled, not run: it would take SIGTERM, SIGINT and SIGHUP from the test process.
-fileprivate func sample_Persistence_398() async throws {
+fileprivate func sample_Persistence_404() async throws {
     SettingsStore.saveOnTermination()              // SIGTERM, SIGINT, SIGHUP; at most 5 s
 }
 
-// Docs/Persistence.md:414
+// Docs/Persistence.md:420
 // Compiled, not run: it saves every file store of the test process, other suites' too.
-fileprivate func sample_Persistence_414() async throws {
+fileprivate func sample_Persistence_420() async throws {
     try await SettingsStore.flushAll(timeout: .seconds(5))
 }
 
-// Docs/Persistence.md:505
-fileprivate func sample_Persistence_505() async throws {
+// Docs/Persistence.md:511
+fileprivate func sample_Persistence_511() async throws {
     if let problem = store.loadError {
         print(problem)   // /home/ada/.config/App/settings.plist:3:3: unknown tag <integr> (moved aside to ...corrupt-20261123T101502.123Z; using defaults)
     }
 }
 
 /// The samples of Docs/Persistence.md in the guide's order, for its GuideTests to run.
-let samplesOfPersistence: [@Sendable () async throws -> Void] = [sample_Persistence_65, sample_Persistence_325, sample_Persistence_347, sample_Persistence_505]
+let samplesOfPersistence: [@Sendable () async throws -> Void] = [sample_Persistence_65, sample_Persistence_331, sample_Persistence_353, sample_Persistence_511]
 /// The guide's shared `store`, for its GuideTests to read back what the samples left in it.
 var sharedStoreOfPersistence: SettingsStore { store }
