@@ -314,17 +314,21 @@ package struct PlistRecorder: Sendable {
         //   generations after the mark, would skip the new one's entries;
         // - the oldest kept after the mark's next: a generation whose entries the file does not
         //   hold yet would go;
+        // - a number at or below the newest this writer applied: those generations are gone;
         // - otherwise once per fold interval. Only this last one (routine) keeps the file's lineage.
         var routine = false
         var writesLog = true
         let savedThrough = log.savedThrough
+        let caughtUpThrough = log.through
         let interval = min(Self.foldInterval, limits.count)
         let kept = attempt { () throws(PlistFile.Failure) in
             recorded.generation = try PlistHistory.keep(
                 bytes, changed: changedOnce, by: writer, for: target, limits: limits, provenance: delta, known: &generations
             ) { number, oldest in
                 let unfolded = number - savedThrough
-                routine = !mustWriteLog && unfolded > 0 && oldest <= savedThrough + 1
+                // A number at or below the newest this log holds: generations it applied are
+                // gone (the journal cut or removed behind the writers' backs), so it is not theirs.
+                routine = !mustWriteLog && unfolded > 0 && oldest <= savedThrough + 1 && number > caughtUpThrough
                 writesLog = !routine || unfolded >= interval
                 return writesLog
             }
@@ -359,7 +363,12 @@ package struct PlistRecorder: Sendable {
     /// Removes the generation recorded for a change that then did not happen (the file could
     /// not be replaced): history holds only changes that happened.
     package mutating func discard(_ number: Int, for target: String) {
-        pruneAlong = nil  // the log was pruned to contents that were not written
         PlistHistory.discard(number, for: target, known: &generations)
+        // The log holds the change's entries, which no generation carries now: read again, as
+        // a reader reads it (a failed replace is rare; the whole read is its cost).
+        log = nil
+        logIdentity = nil
+        pruneAlong = nil
+        _ = currentLog(for: target)
     }
 }
