@@ -19,14 +19,14 @@ fileprivate func explainTimeout(_ settings: NetworkSettings) -> String {
     settings.$timeout.provenance?.summary ?? "not set in the user's file"
 }
 
-// Docs/HistoryAndProvenance.md:116
+// Docs/HistoryAndProvenance.md:117
 fileprivate func printHistory(of store: SettingsStore) async throws {
     for generation in try await store.history() {
         print(generation.number, generation.writer.summary, generation.changed)
     }
 }
 
-// Docs/HistoryAndProvenance.md:131
+// Docs/HistoryAndProvenance.md:132
 fileprivate func undoLastSave(of store: SettingsStore) async throws {
     let generations = try await store.history()
     guard generations.count >= 2 else { return }
@@ -36,8 +36,8 @@ fileprivate func restoreTimeout(of store: SettingsStore, from number: Int) async
     try await store.restore(number, keys: ["Network/timeout"])   // a key that generation lacks is removed
 }
 
-// Docs/HistoryAndProvenance.md:149
-fileprivate func sample_HistoryAndProvenance_149() async throws {
+// Docs/HistoryAndProvenance.md:150
+fileprivate func sample_HistoryAndProvenance_150() async throws {
 
     let auditedStore = SettingsStore.file(
         URL(filePath: "audited/settings.plist"),
@@ -46,4 +46,4 @@ fileprivate func sample_HistoryAndProvenance_149() async throws {
 }
 
 /// The samples of Docs/HistoryAndProvenance.md in the guide's order, for its GuideTests to run.
-let samplesOfHistoryAndProvenance: [@Sendable () async throws -> Void] = [sample_HistoryAndProvenance_149]
+let samplesOfHistoryAndProvenance: [@Sendable () async throws -> Void] = [sample_HistoryAndProvenance_150]
