@@ -48,11 +48,11 @@ private struct RNG: RandomNumberGenerator {
 struct SettingsProvenanceLogLineageTests {
     private let tool = SettingsProvenance.thisProcess(.tool)
 
-    /// Two writers; the first folds the log (writes it whole) while the second waits, and
-    /// keeps fewer generations meanwhile than history does. The
-    /// folded file is then given an entry no generation carries, under the same lineage: the
-    /// second writer, catching up on the generations, does not see it (it did not read the
-    /// file); once the lineage is another, it reads the file and sees it.
+    /// Two writers; the first folds the log (writes it whole) while the second waits, and keeps
+    /// fewer generations meanwhile than history does. The folded file is then given an entry no
+    /// generation carries, under the same lineage: the second writer, catching up on the
+    /// generations, does not see it (it did not read the file); once the lineage is another, a
+    /// writer reads the file and sees it.
     @Test func aWriterOfTheFilesLineageCatchesUpWithoutReadingIt() throws {
         let dir = try TemporaryDirectory()
         let path = dir.path("settings.plist")
