@@ -594,14 +594,11 @@ extension PlistHistory.Known {
         let current = PlistFile.Identity(s)
         guard current != identity else { return nil }
         let size = Int(s.st_size)
-        if let previous = identity, previous.device == current.device, previous.inode == current.inode, size > end, end > 0 {
-            // Grown: others appended after the records known.
-            let tail = try HistoryJournal.read(fd, from: end, count: size - end)
-            let (found, length) = tail.withUnsafeBytes {
-                HistoryJournal.scan($0, base: end, after: records.last?.number ?? 0)
-            }
-            records += found
-            end += length
+        if let previous = identity, previous.device == current.device, previous.inode == current.inode, size > end, end > 0,
+           let appended = try appended(fd, size: size) {
+            // Grown: others appended whole records after the records known.
+            records += appended.records
+            end += appended.length
         } else if size > HistoryJournal.maximumSize {
             records = []
             end = 0
@@ -611,6 +608,22 @@ extension PlistHistory.Known {
         }
         boundCachedEntries()
         return end < size
+    }
+
+    /// The records after ``end`` of the journal open as `fd` (of `size` bytes, larger than
+    /// ``end``), when they are whole records numbered on from the last one known, up to the
+    /// journal's end: what appends leave. `nil` for anything else, which the caller reads whole:
+    /// a record being appended (without the lock) or left unfinished by a killed writer, or
+    /// another journal with this one's inode (written again by another writer, with an inode
+    /// freed by an earlier rewrite; or cut and appended to). Cutting the journal at ``end`` on
+    /// such bytes would throw away the other writers' generations, so only a whole read decides
+    /// where its records end.
+    private func appended(_ fd: Int32, size: Int) throws(PlistFile.Failure) -> (records: [HistoryJournal.Record], length: Int)? {
+        let tail = try HistoryJournal.read(fd, from: end, count: size - end)
+        let last = records.last?.number ?? 0
+        let (found, length) = tail.withUnsafeBytes { HistoryJournal.scan($0, base: end, after: last) }
+        guard let first = found.first, first.number == last + 1, end + length == size else { return nil }
+        return (found, length)
     }
 
     /// Whether a generation numbered after `number` says its writer wrote the provenance log's

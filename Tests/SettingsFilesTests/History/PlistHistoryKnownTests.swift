@@ -38,6 +38,46 @@ struct PlistHistoryKnownTests {
         #expect(try PlistHistory.newest(for: target)?.contents() == ["i": 6])
     }
 
+    /// A writer that last saw the journal at some length finds it longer, with the same inode,
+    /// but holding other records at that length: another writer wrote it again (with an inode an
+    /// earlier rewrite freed) without its first generations. The writer reads it whole and keeps
+    /// every generation; before, it took the bytes past its old length for a record a killed
+    /// writer left unfinished, and cut the journal there.
+    @Test(arguments: [false, true])
+    func aJournalWrittenAgainWithTheSameInodeIsReadWholeNotCut(unevenRecords: Bool) throws {
+        // Records of one length put a record boundary at the stale writer's length (it took the
+        // record there for the next one, skipping those between); records of growing lengths put
+        // the middle of a record there (it cut the journal).
+        func bytes(_ i: Int) throws -> Data {
+            try PlistValue.dictionary(["i": .integer(PlistInteger(Int64(i))),
+                                       "pad": .string(String(repeating: "x", count: unevenRecords ? i * 37 : 8))]).encoded(as: .binary)
+        }
+        let dir = try TemporaryDirectory()
+        let target = dir.path("settings.plist")
+        let limits = PlistHistory.Limits(count: 20)
+        var stale = PlistHistory.Known()
+        for i in 1...5 {
+            #expect(try PlistHistory.keep(bytes(i), changed: [["i"]], by: writer, for: target, limits: limits, known: &stale) == i)
+        }
+        var other = PlistHistory.Known()
+        for i in 6...12 {
+            #expect(try PlistHistory.keep(bytes(i), changed: [["i"]], by: writer, for: target, limits: limits, known: &other) == i)
+        }
+        // Generations 1 to 3 dropped, written in place (so the inode stays), as a rewrite does.
+        let journal = PlistHistory.journal(for: target)
+        let all = try Data(contentsOf: URL(filePath: journal))
+        let fourth = try #require(other.records.first { $0.number == 4 })
+        let fd = open(journal, O_WRONLY | O_TRUNC)
+        #expect(fd >= 0)
+        let kept = all.dropFirst(fourth.offset)
+        #expect(kept.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) } == kept.count)
+        close(fd)
+        #expect(kept.count > stale.end, "longer than the stale writer's journal")
+        #expect(try PlistHistory.keep(bytes(13), changed: [["i"]], by: writer, for: target, limits: limits, known: &stale) == 13)
+        #expect(try PlistHistory.list(for: target).map(\.number) == Array(4...13))
+        #expect(stale.records.map(\.number) == Array(4...13), "the writer knows the journal as it is")
+    }
+
     /// A record of few changes is written without sharing (finding its few repeats costs more
     /// than it saves); one of many still writes its writer's entry once, not once per key.
     @Test func aRecordOfManyChangesWritesItsWritersEntryOnce() throws {
