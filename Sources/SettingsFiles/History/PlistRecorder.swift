@@ -101,10 +101,13 @@ package struct PlistRecorder: Sendable {
         // Another writer's change shows as a new log file or as a generation this writer did
         // not keep (its entries travel in the generation until the log is next written).
         if let log, identity == logIdentity, generations.checkCurrent(for: target) { return log }
+        // The generations after this log's mark, read once for the two ways below.
+        var deltasRead: [(number: Int, entries: PlistDictionary)]?
         if var log, identity != nil, identity == logIdentity {
             // Only generations changed (another writer saved): their entries, not the whole file,
             // unless one of them says its writer wrote the file (whose identity then reads the same).
             let deltas = generations.provenanceDeltas(for: target, after: log.through)
+            deltasRead = deltas
             if !generations.logWritten(after: log.through), generations.holdsAll(after: log.through, through: generations.newest ?? 0) {
                 self.log = nil
                 let applied = log.catchUp(with: deltas)
@@ -119,7 +122,7 @@ package struct PlistRecorder: Sendable {
             // with the generations since applied: when those after this log's mark are all still
             // kept, their entries, not the whole file (with several processes saving one file,
             // reading it whole after each writer's fold was a tenth of their work).
-            let deltas = generations.provenanceDeltas(for: target, after: log.through)
+            let deltas = deltasRead ?? generations.provenanceDeltas(for: target, after: log.through)
             if let newest = generations.newest, newest >= marks.through,
                generations.holdsAll(after: log.through, through: newest) {
                 self.log = nil

@@ -9,16 +9,6 @@ import Testing
 // cut short behind their backs, planted records with hostile entries, and the targeted prune
 // against a whole one. Each ends with a reader's fresh load agreeing with the writers.
 
-private func set(_ path: String, _ key: [String], _ value: PlistValue?, recorder: inout PlistRecorder?,
-                 by writer: SettingsProvenance) throws {
-    _ = try SettingsFileTransaction.run(at: path, options: .init(), known: nil, recorder: &recorder) {
-        (current) throws(SettingsFileTransaction.Failure) -> SettingsFileTransaction.Edit? in
-        var contents = current.contents ?? PlistDictionary()
-        _ = contents.setValue(value, at: key[...])
-        return .init(contents: contents, changed: [key], writer: writer)
-    }
-}
-
 /// Leaves of a dictionary.
 private func leaves(_ d: PlistDictionary, _ prefix: [String] = []) -> [[String]] {
     var out: [[String]] = []
@@ -26,11 +16,6 @@ private func leaves(_ d: PlistDictionary, _ prefix: [String] = []) -> [[String]]
         if case .dictionary(let inner) = v { out += leaves(inner, prefix + [k]) } else { out.append(prefix + [k]) }
     }
     return out
-}
-
-private struct RNG: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 { state &+= 0x9E3779B97F4A7C15; var z = state; z = (z ^ (z >> 30)) &* 0xBF58476D1CE4E5B9; z = (z ^ (z >> 27)) &* 0x94D049BB133111EB; return z ^ (z >> 31) }
 }
 
 private let keyPool: [[String]] = [["a"], ["b"], ["c"], ["ns", "a"], ["ns", "b"], ["ns"], ["ns", "deep", "x"], ["x/y"], ["p", "q"], ["p"]]
@@ -97,7 +82,7 @@ struct ProvenanceAcrossWritersAttackTests {
     /// A targeted prune equals a whole prune, for namespaced keys.
     @Test(arguments: 0..<40)
     func targetedPruneEqualsWholePrune(seed: Int) throws {
-        var rng = RNG(state: UInt64(seed) &+ 1000)
+        var rng = SplitMix64(seed: UInt64(seed) &+ 1000)
         var contents = PlistDictionary()
         var targeted = SettingsProvenanceLog()
         var whole = SettingsProvenanceLog()

@@ -9,26 +9,6 @@ import Testing
 // at the look-up of the lineage, and writers of mixed history limits, hand edits and one-shot
 // writers in turn. Each ends with every writer's log reading as a fresh reader's load.
 
-private func set(_ path: String, _ key: [String], _ value: PlistValue?, recorder: inout PlistRecorder?,
-                 by writer: SettingsProvenance) throws {
-    _ = try SettingsFileTransaction.run(at: path, options: .init(), known: nil, recorder: &recorder) {
-        (current) throws(SettingsFileTransaction.Failure) -> SettingsFileTransaction.Edit? in
-        var contents = current.contents ?? PlistDictionary()
-        _ = contents.setValue(value, at: key[...])
-        return .init(contents: contents, changed: [key], writer: writer)
-    }
-}
-
-private func setMany(_ path: String, _ keys: [[String]], _ value: PlistValue, recorder: inout PlistRecorder?,
-                     by writer: SettingsProvenance) throws {
-    _ = try SettingsFileTransaction.run(at: path, options: .init(), known: nil, recorder: &recorder) {
-        (current) throws(SettingsFileTransaction.Failure) -> SettingsFileTransaction.Edit? in
-        var contents = current.contents ?? PlistDictionary()
-        for key in keys { _ = contents.setValue(value, at: key[...]) }
-        return .init(contents: contents, changed: keys, writer: writer)
-    }
-}
-
 /// A save whose record step ran but whose file replace then failed: the transaction's own
 /// sequence (record, then discard) for a change that did not happen.
 private func failedSet(_ path: String, _ key: [String], _ value: PlistValue?, recorder: inout PlistRecorder?,
@@ -66,11 +46,6 @@ private func diff(_ a: SettingsProvenanceLog?, _ b: SettingsProvenanceLog) -> St
     return out.sorted().joined(separator: "; ") + " complete rec=\(String(describing: a?.isComplete)) fresh=\(b.isComplete)"
 }
 
-private struct RNG: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 { state &+= 0x9E3779B97F4A7C15; var z = state; z = (z ^ (z >> 30)) &* 0xBF58476D1CE4E5B9; z = (z ^ (z >> 27)) &* 0x94D049BB133111EB; return z ^ (z >> 31) }
-}
-
 /// Builds a bplist00 from raw objects (each its encoded bytes), refs of `refSize` bytes.
 private func bplist(_ objects: [[UInt8]], top: Int = 0, refSize: Int = 1, offsetSize: Int = 2,
                     numObjects: UInt64? = nil, tableOffset: UInt64? = nil) -> [UInt8] {
@@ -103,15 +78,9 @@ struct SettingsProvenanceLogLineageAttackTests {
         return (a, b)
     }
 
-    /// The journal cut short behind the writers' backs above the log's mark: the folding
-    /// writer keeps (and later folds, keeping the lineage) entries that no generation carries.
-    @Test func journalCutAboveTheMarkThenARoutineFold() throws {
-        let dir = try TemporaryDirectory()
-        let path = dir.path("settings.plist")
-        var (a, b) = try twoWritersOfOneLineage(path)
-        for i in 0..<10 { try set(path, ["c\(i)"], 1, recorder: &a, by: tool) }
-        let through = try #require(a?.log?.through)
-        try cutJournal(path, before: through - 4)  // the last 5 generations go
+    /// `a` saves until it folds the log keeping its lineage; then both writers' logs read as a
+    /// fresh reader's load.
+    private func foldKeepingTheLineage(_ path: String, a: inout PlistRecorder?, b: inout PlistRecorder?) throws {
         var folded = false
         for i in 0..<30 where !folded {
             let lineage = a?.log?.lineage
@@ -127,6 +96,18 @@ struct SettingsProvenanceLogLineageAttackTests {
         #expect(bLog?.entries == fresh.entries, "b: \(diff(bLog, fresh))")
     }
 
+    /// The journal cut short behind the writers' backs above the log's mark: the folding
+    /// writer keeps (and later folds, keeping the lineage) entries that no generation carries.
+    @Test func journalCutAboveTheMarkThenARoutineFold() throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.path("settings.plist")
+        var (a, b) = try twoWritersOfOneLineage(path)
+        for i in 0..<10 { try set(path, ["c\(i)"], 1, recorder: &a, by: tool) }
+        let through = try #require(a?.log?.through)
+        try cutJournal(path, before: through - 4)  // the last 5 generations go
+        try foldKeepingTheLineage(path, a: &a, b: &b)
+    }
+
     /// A change of an existing key recorded, then its generation discarded (the file could not be
     /// replaced), then a routine fold by the same writer.
     @Test func discardedChangeThenARoutineFold() throws {
@@ -137,19 +118,7 @@ struct SettingsProvenanceLogLineageAttackTests {
         let fresh0 = try SettingsProvenanceLog.load(for: path)
         let aLog0 = a?.currentLog(for: path)
         #expect(aLog0?.entries == fresh0.entries, "after the discard, a reads as the file: \(diff(aLog0, fresh0))")
-        var folded = false
-        for i in 0..<30 where !folded {
-            let lineage = a?.log?.lineage
-            let saved = a?.log?.savedThrough
-            try set(path, ["d\(i)"], 1, recorder: &a, by: tool)
-            folded = a?.log?.savedThrough != saved && a?.log?.lineage == lineage
-        }
-        #expect(folded, "a folded keeping the lineage")
-        let fresh = try SettingsProvenanceLog.load(for: path)
-        let aLog = a?.currentLog(for: path)
-        let bLog = b?.currentLog(for: path)
-        #expect(aLog?.entries == fresh.entries, "a: \(diff(aLog, fresh))")
-        #expect(bLog?.entries == fresh.entries, "b: \(diff(bLog, fresh))")
+        try foldKeepingTheLineage(path, a: &a, b: &b)
     }
 
     /// Hand-made binary plists at fileMarks and at a decode with onlyTopLevelKeys: nothing
@@ -207,7 +176,7 @@ struct SettingsProvenanceLogLineageAttackTests {
     /// and where the full decode succeeds, agree with it.
     @Test(arguments: 0..<4)
     func mutatedLogFiles(seed: Int) throws {
-        var rng = RNG(state: UInt64(seed) &* 7919 &+ 1)
+        var rng = SplitMix64(seed: UInt64(seed) &* 7919 &+ 1)
         let dir = try TemporaryDirectory()
         let path = dir.path("settings.plist")
         var (a, _) = try twoWritersOfOneLineage(path)
@@ -233,20 +202,9 @@ struct SettingsProvenanceLogLineageAttackTests {
 
 private let fuzzKeys: [[String]] = [["a"], ["b"], ["c"], ["ns", "a"], ["ns", "b"], ["ns"], ["ns", "deep", "x"], ["x/y"], ["p", "q"], ["p"], ["e"], ["f"], ["g"]]
 
-private func setKnown(_ path: String, _ keys: [[String]], _ value: PlistValue?, recorder: inout PlistRecorder?,
-                      known: inout SettingsFileTransaction.Known?, by writer: SettingsProvenance) throws {
-    let result = try SettingsFileTransaction.run(at: path, options: .init(), known: known, recorder: &recorder) {
-        (current) throws(SettingsFileTransaction.Failure) -> SettingsFileTransaction.Edit? in
-        var contents = current.contents ?? PlistDictionary()
-        for key in keys { _ = contents.setValue(value, at: key[...]) }
-        return .init(contents: contents, changed: keys, writer: writer)
-    }
-    if case .written(let w) = result { known = w.known }
-}
-
 struct LineageFuzz {
     static func run(seed: Int, steps: Int = 140) throws -> String? {
-        var rng = RNG(state: UInt64(seed) &* 0x1234567)
+        var rng = SplitMix64(seed: UInt64(seed) &* 0x1234567)
         let dir = try TemporaryDirectory()
         let path = dir.path("settings.plist")
         let limits = [20, 20, [3, 4, 7][seed % 3]]
@@ -262,7 +220,7 @@ struct LineageFuzz {
             var op = "w\(w) "
             if roll < 2 {
                 op += "bulk"
-                try setKnown(path, (0..<600).map { ["bulk\($0)"] }, .integer(PlistInteger(Int64(step))), recorder: &recorders[w], known: &knowns[w], by: writers[w])
+                try setMany(path, (0..<600).map { ["bulk\($0)"] }, .integer(PlistInteger(Int64(step))), recorder: &recorders[w], known: &knowns[w], by: writers[w])
             } else if roll < 6 && exists {
                 op += "handedit"
                 if case .dictionary(var d) = try PlistValue(decoding: Data(contentsOf: URL(filePath: path))) {
@@ -274,12 +232,12 @@ struct LineageFuzz {
                 op += "oneshot"
                 var t: PlistRecorder? = PlistRecorder(limits: .init(count: Bool.random(using: &rng) ? 20 : 5), refusesUnkeptDiscard: true)
                 var k: SettingsFileTransaction.Known? = nil
-                try setKnown(path, [fuzzKeys[Int.random(in: 0..<fuzzKeys.count, using: &rng)]], .integer(PlistInteger(Int64(step))), recorder: &t, known: &k, by: writers[0])
+                try setMany(path, [fuzzKeys[Int.random(in: 0..<fuzzKeys.count, using: &rng)]], .integer(PlistInteger(Int64(step))), recorder: &t, known: &k, by: writers[0])
             } else {
                 let k = fuzzKeys[Int.random(in: 0..<fuzzKeys.count, using: &rng)]
                 let remove = Int.random(in: 0..<8, using: &rng) == 0
                 op += remove ? "rm \(k)" : "set \(k)"
-                try setKnown(path, [k], remove ? nil : .integer(PlistInteger(Int64(step))), recorder: &recorders[w], known: &knowns[w], by: writers[w])
+                try setMany(path, [k], remove ? nil : .integer(PlistInteger(Int64(step))), recorder: &recorders[w], known: &knowns[w], by: writers[w])
             }
             ops.append(op)
             let fresh = try SettingsProvenanceLog.load(for: path)

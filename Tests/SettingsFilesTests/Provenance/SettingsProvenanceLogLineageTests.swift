@@ -8,26 +8,7 @@ import Testing
 // folded catches up on the generations instead of reading the file whole, and reads it whole
 // whenever the file is anything else.
 
-private func set(_ path: String, _ key: [String], _ value: PlistValue?, recorder: inout PlistRecorder?,
-                 by writer: SettingsProvenance) throws {
-    _ = try SettingsFileTransaction.run(at: path, options: .init(), known: nil, recorder: &recorder) {
-        (current) throws(SettingsFileTransaction.Failure) -> SettingsFileTransaction.Edit? in
-        var contents = current.contents ?? PlistDictionary()
-        _ = contents.setValue(value, at: key[...])
-        return .init(contents: contents, changed: [key], writer: writer)
-    }
-}
-
 /// Changes many keys at once (more than a generation carries: the log is written whole).
-private func setMany(_ path: String, _ keys: [[String]], _ value: PlistValue, recorder: inout PlistRecorder?,
-                     by writer: SettingsProvenance) throws {
-    _ = try SettingsFileTransaction.run(at: path, options: .init(), known: nil, recorder: &recorder) {
-        (current) throws(SettingsFileTransaction.Failure) -> SettingsFileTransaction.Edit? in
-        var contents = current.contents ?? PlistDictionary()
-        for key in keys { _ = contents.setValue(value, at: key[...]) }
-        return .init(contents: contents, changed: keys, writer: writer)
-    }
-}
 
 /// The log file's root, as a dictionary, changed by `change` and written back (binary).
 private func rewriteLog(_ path: String, _ change: (inout PlistDictionary) -> Void) throws {
@@ -38,11 +19,6 @@ private func rewriteLog(_ path: String, _ change: (inout PlistDictionary) -> Voi
     }
     change(&root)
     try Data(PlistValue.dictionary(root).encodedBytes(as: .binary)).write(to: url)
-}
-
-private struct RNG: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 { state &+= 0x9E3779B97F4A7C15; var z = state; z = (z ^ (z >> 30)) &* 0xBF58476D1CE4E5B9; z = (z ^ (z >> 27)) &* 0x94D049BB133111EB; return z ^ (z >> 31) }
 }
 
 struct SettingsProvenanceLogLineageTests {
@@ -124,7 +100,7 @@ struct SettingsProvenanceLogLineageTests {
     /// the generations after it.
     @Test(arguments: 0..<12)
     func everyWritersLogReadsAsTheFileDoes(seed: Int) throws {
-        var rng = RNG(state: UInt64(seed) &+ 77)
+        var rng = SplitMix64(seed: UInt64(seed) &+ 77)
         let dir = try TemporaryDirectory()
         let path = dir.path("settings.plist")
         var recorders: [PlistRecorder?] = [PlistRecorder(limits: .init()), PlistRecorder(limits: .init()),
