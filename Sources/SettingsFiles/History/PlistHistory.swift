@@ -170,6 +170,11 @@ public enum PlistHistory {
             "changed": .array(changed.map { .string(keyPath($0)) }), "contents": .data(bytes),
             "number": .integer(PlistInteger(Int64(number))),
         ]
+        // Its name, and its predecessor's: what tells an append from a journal written again.
+        let tag = HistoryJournal.newTag()
+        let after = known.records.last?.tag
+        entry["tag"] = HistoryJournal.tagValue(tag)
+        if let after { entry["after"] = HistoryJournal.tagValue(after) }
         if let process = writer.process { entry["process"] = .string(process) }
         if let pid = writer.pid { entry["pid"] = .integer(PlistInteger(Int64(pid))) }
         if let device = writer.device { entry["device"] = .string(device) }
@@ -206,7 +211,8 @@ public enum PlistHistory {
         }
         let record = HistoryJournal.record(payload)
         let new = HistoryJournal.Record(number: number, offset: known.end, length: record.count, oldest: oldest,
-                                        carriesProvenance: carried != nil, writesLog: marksLog, entries: carried)
+                                        carriesProvenance: carried != nil, writesLog: marksLog, entries: carried,
+                                        tag: tag, after: after)
         // The records that went: appended after while few, else the journal is written again
         // with the kept ones only.
         let gone = known.records.prefix { $0.number < oldest }
@@ -611,18 +617,23 @@ extension PlistHistory.Known {
     }
 
     /// The records after ``end`` of the journal open as `fd` (of `size` bytes, larger than
-    /// ``end``), when they are whole records numbered on from the last one known, up to the
+    /// ``end``), when they are whole records numbered on from the last one known, the first
+    /// naming that one as its predecessor (``HistoryJournal/Record/after``), up to the
     /// journal's end: what appends leave. `nil` for anything else, which the caller reads whole:
     /// a record being appended (without the lock) or left unfinished by a killed writer, or
     /// another journal with this one's inode (written again by another writer, with an inode
-    /// freed by an earlier rewrite; or cut and appended to). Cutting the journal at ``end`` on
+    /// freed by an earlier rewrite; or cut by a discarded generation, whose number the next one
+    /// took, and appended to). Cutting the journal at ``end`` on
     /// such bytes would throw away the other writers' generations, so only a whole read decides
     /// where its records end.
     private func appended(_ fd: Int32, size: Int) throws(PlistFile.Failure) -> (records: [HistoryJournal.Record], length: Int)? {
         let tail = try HistoryJournal.read(fd, from: end, count: size - end)
-        let last = records.last?.number ?? 0
-        let (found, length) = tail.withUnsafeBytes { HistoryJournal.scan($0, base: end, after: last) }
-        guard let first = found.first, first.number == last + 1, end + length == size else { return nil }
+        let last = records.last
+        let (found, length) = tail.withUnsafeBytes { HistoryJournal.scan($0, base: end, after: last?.number ?? 0) }
+        guard let first = found.first, first.number == (last?.number ?? 0) + 1, end + length == size else { return nil }
+        // Appended after this writer's last record, by name (an earlier version's records have
+        // none: then the numbers alone decide).
+        if let known = last?.tag, first.after != known { return nil }
         return (found, length)
     }
 

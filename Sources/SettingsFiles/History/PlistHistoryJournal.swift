@@ -17,8 +17,9 @@ import Darwin
 ///
 /// A record is the magic `SGJ1`, the payload's length (4 bytes, little-endian), and the payload:
 /// a binary property list holding the generation (when, by whom, which keys, the file's bytes,
-/// its number, the provenance entries it carries) and `oldest`, the oldest generation number
-/// history keeps once this one is added. Readers see the generations from the last record's
+/// its number, the provenance entries it carries), `oldest`, the oldest generation number
+/// history keeps once this one is added, and `tag` and `after`, random names of the record and of
+/// the one it was appended after. Readers see the generations from the last record's
 /// `oldest` on; a writer appends while the records before that are few, and otherwise rewrites
 /// the journal with the kept ones only (a temporary file renamed over it).
 ///
@@ -58,6 +59,32 @@ enum HistoryJournal {
         /// asked for). Kept with the record, so a journal read again as another file (whose
         /// numbers may have started again) brings its own.
         var entries: PlistDictionary? = nil
+        /// A random name for this record (`tag`), and the name of the record it was appended
+        /// after (`after`; `nil` for the first record of a journal, and in records an earlier
+        /// version wrote). A writer takes the bytes past its known end as appended records only
+        /// when the first of them names its own last record: numbers alone cannot tell an append
+        /// from a journal cut and written again (a discarded generation's number kept by the
+        /// next one, a rewrite into a reused inode).
+        var tag: UInt64? = nil
+        var after: UInt64? = nil
+    }
+
+    /// A new record's name (``Record/tag``): 63 random bits, the top one set, so every name
+    /// takes the same 8 bytes in the record (its length does not vary with the draw).
+    static func newTag() -> UInt64 {
+        UInt64.random(in: .min ... .max) | 1 << 63
+    }
+
+    /// A record name read from a payload (`nil`: none, or not an integer).
+    static func tag(_ value: PlistValue?) -> UInt64? {
+        guard case .integer(let n)? = value, let signed = n.int64Value else { return nil }
+        return UInt64(bitPattern: signed)
+    }
+
+    /// A record name as a payload holds it (a signed 64-bit integer, as binary property lists
+    /// hold integers).
+    static func tagValue(_ tag: UInt64) -> PlistValue {
+        .integer(PlistInteger(Int64(bitPattern: tag)))
     }
 
     /// The journal's path beside `target`.
@@ -88,7 +115,7 @@ enum HistoryJournal {
             let entries = e["provenance"]?.dictionaryValue.flatMap { $0.isEmpty ? nil : $0 }
             records.append(Record(number: number, offset: base + at, length: headerSize + length, oldest: oldest,
                                   carriesProvenance: entries != nil, writesLog: e["logWritten"]?.boolValue == true,
-                                  entries: entries))
+                                  entries: entries, tag: tag(e["tag"]), after: tag(e["after"])))
             last = number
             at += headerSize + length
         }

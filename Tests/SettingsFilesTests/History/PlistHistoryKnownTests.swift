@@ -78,6 +78,37 @@ struct PlistHistoryKnownTests {
         #expect(stale.records.map(\.number) == Array(4...13), "the writer knows the journal as it is")
     }
 
+    /// A writer read the journal while it held a generation that was then discarded (its save
+    /// failed); the next generation took its number at its place, with the same length, and
+    /// another followed. The writer reads the journal again rather than take the records past its
+    /// old end for appended ones, which would keep the discarded generation's entries in place of
+    /// the one that replaced it.
+    @Test func aDiscardedGenerationReplacedAtTheSameLengthIsNotTakenForAnAppend() throws {
+        let dir = try TemporaryDirectory()
+        let target = dir.path("settings.plist")
+        let limits = PlistHistory.Limits(count: 20)
+        var reader = PlistHistory.Known()
+        var saver = PlistHistory.Known()
+        for i in 1...5 {
+            try PlistHistory.keep(bytes(i), changed: [["i"]], by: writer, for: target, limits: limits, known: &saver)
+        }
+        let discarded: PlistDictionary = ["i": ["origin": "write", "process": "Discarded"]]
+        let replacing: PlistDictionary = ["i": ["origin": "write", "process": "Replacing"]]
+        #expect(try PlistHistory.keep(bytes(6), changed: [["i"]], by: writer, for: target, limits: limits,
+                                      provenance: discarded, known: &saver) == 6)
+        // Read without the lock (a writer catching up on provenance) while 6 is there.
+        #expect(reader.provenanceDeltas(for: target, after: 5).map(\.entries) == [discarded])
+        let seenEnd = reader.end
+        PlistHistory.discard(6, for: target, known: &saver)
+        #expect(try PlistHistory.keep(bytes(6), changed: [["i"]], by: writer, for: target, limits: limits,
+                                      provenance: replacing, known: &saver) == 6)
+        #expect(saver.end == seenEnd, "the same length, so the reader's end is a record boundary again")
+        #expect(try PlistHistory.keep(bytes(7), changed: [["i"]], by: writer, for: target, limits: limits,
+                                      provenance: replacing, known: &saver) == 7)
+        #expect(reader.provenanceDeltas(for: target, after: 5).map(\.entries) == [replacing, replacing])
+        #expect(reader.records.map(\.tag) == saver.records.map(\.tag))
+    }
+
     /// A record of few changes is written without sharing (finding its few repeats costs more
     /// than it saves); one of many still writes its writer's entry once, not once per key.
     @Test func aRecordOfManyChangesWritesItsWritersEntryOnce() throws {
