@@ -27,6 +27,8 @@ enum PersistenceBenchmarks {
         let limitPath = directory.appending(path: "limit.plist").path
         let bytes = try PlistValue.dictionary(initial).encoded(as: .xml)
         systems.append(("POSIX write+fsync+rename (the limit)", { posixReplace(limitPath, bytes) }))
+        let lockedPath = directory.appending(path: "locked.plist").path
+        systems.append(("the limit, locked and checked", { lockedReplace(lockedPath, bytes) }))
 
         setenv("XDG_CONFIG_HOME", directory.path, 1)
         if let defaults = UserDefaults(suiteName: "settings-bench-persist") {
@@ -69,6 +71,32 @@ enum PersistenceBenchmarks {
 
     static func record(_ h: Harness, _ workload: String, _ system: String, _ seconds: Double) {
         h.record(Harness.Result(workload: workload, system: system, value: seconds * 1e6, unit: "us/op", seconds: seconds))
+    }
+
+    /// The limit (``posixReplace(_:_:)``) with the least a file that several processes change
+    /// needs around it: an advisory lock in a lock file beside it (opened, taken without
+    /// waiting, closed after), a look at the file (is it a link, is it still what this writer
+    /// last read), and its permissions kept on the new file. No reading, merging or encoding: what
+    /// a settings library pays before any work of its own.
+    static func lockedReplace(_ path: String, _ bytes: Data) {
+        let directory = (path as NSString).deletingLastPathComponent
+        let lock = open(directory + "/." + (path as NSString).lastPathComponent + ".lock", O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard lock >= 0 else { return }
+        defer { close(lock) }
+        guard flock(lock, LOCK_EX | LOCK_NB) == 0 else { return }
+        var s = stat()
+        let existed = lstat(path, &s) == 0
+        let temporary = path + ".tmp"
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { return }
+        bytes.withUnsafeBytes { _ = write(fd, $0.baseAddress, $0.count) }
+        if existed { fchmod(fd, s.st_mode & 0o7777) }
+        fsync(fd)
+        close(fd)
+        rename(temporary, path)
+        let dir = open(directory, O_RDONLY | O_DIRECTORY)
+        fsync(dir)
+        close(dir)
     }
 
     /// What any crash-safe save must at least do: write a temporary file, fsync it, rename it

@@ -227,9 +227,20 @@ extension PlistDictionary: Sequence {
 
 extension PlistDictionary: Hashable {
     public static func == (lhs: PlistDictionary, rhs: PlistDictionary) -> Bool {
-        guard lhs.keys.count == rhs.keys.count else { return false }
-        for i in lhs.keys.indices where !CodePointKey.equal(lhs.keys[i], rhs.keys[i]) { return false }
-        return lhs.values == rhs.values
+        let count = lhs.keys.count
+        guard count == rhs.keys.count else { return false }
+        // Through the arrays' storage, each element borrowed in place (not copied out, retained
+        // and released, as indexing and `Array.==` do), and skipping arrays that share storage:
+        // a store compares its values with the file's after each save, and a dictionary changed
+        // in its values only still shares its keys with the one it was copied from.
+        let sameKeys = lhs.keys.withUnsafeBufferPointer { a in
+            rhs.keys.withUnsafeBufferPointer { b in
+                if a.baseAddress == b.baseAddress { return true }
+                for i in 0 ..< count where !CodePointKey.equal(a[i], b[i]) { return false }
+                return true
+            }
+        }
+        return sameKeys && PlistValue.equal(lhs.values, rhs.values)
     }
 
     public func hash(into hasher: inout Hasher) {

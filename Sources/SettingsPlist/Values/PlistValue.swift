@@ -52,10 +52,25 @@ extension PlistValue: Hashable {
         case let (.bool(a), .bool(b)): return a == b
         case let (.date(a), .date(b)): return sameBits(a.timeIntervalSinceReferenceDate, b.timeIntervalSinceReferenceDate)
         case let (.data(a), .data(b)): return a == b
-        case let (.array(a), .array(b)): return a == b
+        case let (.array(a), .array(b)): return equal(a, b)
         case let (.dictionary(a), .dictionary(b)): return a == b
         case let (.uid(a), .uid(b)): return a == b
         default: return false
+        }
+    }
+
+    /// Whether two arrays of values are equal: through their storage, each element borrowed in
+    /// place rather than copied out (retained and released) as `Array.==` does, and at once
+    /// when they share storage.
+    static func equal(_ lhs: [PlistValue], _ rhs: [PlistValue]) -> Bool {
+        let count = lhs.count
+        guard count == rhs.count else { return false }
+        return lhs.withUnsafeBufferPointer { a in
+            rhs.withUnsafeBufferPointer { b in
+                if a.baseAddress == b.baseAddress { return true }
+                for i in 0 ..< count where !(a[i] == b[i]) { return false }
+                return true
+            }
         }
     }
 

@@ -109,6 +109,33 @@ struct PlistValueTests {
         #expect(ab.sortedByKey() == ba.sortedByKey())
     }
 
+    /// Equality reads the arrays' storage in place and skips what two copies share: a copy
+    /// changed in one value (sharing its keys), in one key, or in a nested array still differs,
+    /// and equal contents in separate storage are equal.
+    @Test func equalityIsTheSameWhetherOrNotCopiesShareStorage() {
+        var original = PlistDictionary()
+        for i in 0..<40 { original["key\(i)"] = i % 2 == 0 ? .string("value \(i)") : .array([.integer(PlistInteger(Int64(i))), .real(.nan)]) }
+        let copy = original
+        #expect(copy == original)
+        var changedValue = original
+        changedValue["key7"] = .array([.integer(7), .real(0.0)])
+        #expect(changedValue != original)
+        changedValue["key7"] = .array([.integer(7), .real(.nan)])
+        #expect(changedValue == original, "equal again, though in storage of its own")
+        var rebuilt = PlistDictionary()
+        for (key, value) in original { rebuilt[String(decoding: Array(key.utf8), as: UTF8.self)] = value }
+        #expect(rebuilt == original)
+        var renamed = PlistDictionary()
+        for (key, value) in original { renamed[key == "key39" ? "key39 " : key] = value }
+        #expect(renamed != original)
+        let nested: PlistValue = .array([.dictionary(original), .array([.real(.nan)])])
+        #expect(nested == nested)
+        var shorter = original
+        _ = shorter.removeValue(forKey: "key0")
+        #expect(nested != .array([.dictionary(shorter), .array([.real(.nan)])]))
+        #expect(nested != .array([.dictionary(original), .array([.real(0.0)])]))
+    }
+
     @Test func errorDescriptionsNameFilePositionAndPath() {
         let xml = PlistError(.unknownElement, "unknown element <integr>", at: .line(12, column: 9))
         #expect(xml.description == "line 12:9: unknown element <integr>")
