@@ -26,6 +26,9 @@ struct ModelArchive<Model: SettingsModel>: Sendable {
     /// A model file as this process last read or wrote it.
     struct FileState: Sendable {
         var identity: PlistFile.Identity
+        /// The file held open while remembered (``PlistFile/Held``): without it, the identity
+        /// is not trusted and the file is read again at the next save.
+        var held: PlistFile.Held?
         /// Its dictionary as stored (before migrations).
         var dictionary: PlistDictionary
         var format: PlistFormat

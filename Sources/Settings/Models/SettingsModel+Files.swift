@@ -63,7 +63,7 @@ extension SettingsModel {
         do throws(SettingsFileTransaction.Failure) {
             outcome = try SettingsFileTransaction.run(
                 at: path, options: options,
-                known: remembered?.file.map { .init(identity: $0.identity, contents: $0.dictionary, format: $0.format) },
+                known: remembered?.file.map { .init(identity: $0.identity, contents: $0.dictionary, format: $0.format, held: $0.held) },
                 recorder: &noRecorder
             ) { (current) throws(SettingsFileTransaction.Failure) -> SettingsFileTransaction.Edit? in
                 do throws(SettingsError) {
@@ -100,8 +100,8 @@ extension SettingsModel {
             SettingsDiagnostics.report(SettingsDiagnostic(.fileError, SettingsFileTransaction.binaryFallbackMessage(written.current.target, reason)))
         }
         var after = memory ?? ModelArchive<Self>.Memory(loaded: self)
-        after.file = ModelArchive<Self>.FileState(identity: written.known.identity, dictionary: written.known.contents,
-                                                  format: written.known.format)
+        after.file = ModelArchive<Self>.FileState(identity: written.known.identity, held: written.known.held,
+                                                  dictionary: written.known.contents, format: written.known.format)
         ModelFiles.remember(after, for: name, as: Self.self)
     }
 
@@ -149,7 +149,8 @@ extension SettingsModel {
         }
         let (model, loaded) = try ModelArchive<Self>.load(stored, source: path)
         var memory = loaded
-        memory.file = ModelArchive<Self>.FileState(identity: identity, dictionary: stored, format: PlistFormat.detect(data))
+        memory.file = ModelArchive<Self>.FileState(identity: identity, held: PlistFile.Held.take(target, as: identity),
+                                                   dictionary: stored, format: PlistFormat.detect(data))
         ModelFiles.remember(memory, for: ModelFiles.name(of: target), as: Self.self)
         return model
     }

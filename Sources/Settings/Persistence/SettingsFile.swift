@@ -26,9 +26,13 @@ struct SettingsFile {
     let options: PersistenceOptions
     /// The format to write: the existing file's, else the store's.
     var format: PlistFormat
-    /// The identity and contents of the file as this process last read or wrote it.
-    var known: PlistFile.Identity?
+    /// The file as this process last read or wrote it, held open so that its identity cannot
+    /// be another file's (``PlistFile/Held``), and its contents. `nil` when it could not be
+    /// held: then it is read again at the next save.
+    var knownFile: PlistFile.Held?
     var contents = PlistDictionary()
+    /// The identity of ``knownFile``.
+    var known: PlistFile.Identity? { knownFile?.identity }
     /// The problem found when the file was last loaded, if any.
     var loadError: SettingsError?
     /// Where a corrupt file was moved, if it was.
@@ -140,7 +144,7 @@ struct SettingsFile {
         case .missing:
             return PlistDictionary()
         case .parsed(let dictionary, let format, let identity):
-            known = identity
+            knownFile = PlistFile.Held.take(target.path, as: identity)
             contents = dictionary
             self.format = format
             noteLoad(target: target.path, fileDate: identity.modificationDate)
@@ -218,7 +222,7 @@ struct SettingsFile {
         do {
             outcome = try SettingsFileTransaction.run(
                 at: path, options: transaction,
-                known: known.map { .init(identity: $0, contents: contents, format: format) },
+                known: knownFile.map { .init(identity: $0.identity, contents: contents, format: format, held: $0) },
                 held: held, recorder: &recorder
             ) { (current) throws(SettingsFileTransaction.Failure) -> SettingsFileTransaction.Edit? in
                 let merged = Self.merge(batch, into: current.movedAside == nil ? current.contents ?? PlistDictionary() : nil)
@@ -263,7 +267,7 @@ struct SettingsFile {
                 diagnostics.append(SettingsDiagnostic(.fileError, SettingsFileTransaction.binaryFallbackMessage(written.current.target, reason)))
             }
             noteHistory(problem: written.historyProblem)
-            known = written.known.identity
+            knownFile = written.known.held
             format = written.known.format
             contents = written.known.contents
             finishSave(merged: contents)
@@ -318,13 +322,13 @@ struct SettingsFile {
         if current == known { return nil }
         switch read(target) {
         case .missing:
-            known = nil
+            knownFile = nil
             guard !contents.isEmpty else { return nil }
             contents = PlistDictionary()
             reloads += 1
             return contents
         case .parsed(let dictionary, let format, let identity):
-            known = identity
+            knownFile = PlistFile.Held.take(target.path, as: identity)
             self.format = format
             reloads += 1
             suspect = nil

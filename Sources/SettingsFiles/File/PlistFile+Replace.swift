@@ -152,24 +152,32 @@ extension PlistFile {
         ///
         /// - Returns: the identity of the new file.
         package func commit() throws(Failure) -> Identity {
+            try commitHolding().identity
+        }
+
+        /// ``commit()``, keeping the new file open (``Held``) for a writer that trusts its
+        /// identity at its next change: the descriptor it was written through, so holding it
+        /// costs no system call.
+        package func commitHolding() throws(Failure) -> Held {
             let identity: Identity
             do throws(Failure) {
-                defer { close(fd) }
                 guard !durable || PlistFile.flushToDisk(fd) else { throw Failure("cannot flush the file to disk") }
                 var s = stat()
                 guard fstat(fd, &s) == 0 else { throw Failure("cannot examine the file") }
                 identity = Identity(s)
             } catch {
+                close(fd)
                 unlink(temporary)
                 throw error
             }
+            let held = Held(fd: fd, identity: identity)  // closes it on every way out
             guard rename(temporary, path) == 0 else {
                 let failure = Failure("cannot replace the file")
                 unlink(temporary)
                 throw failure
             }
             if durable { PlistFile.syncDirectory(PlistFile.directory(of: path)) }
-            return identity
+            return held
         }
 
         /// Gives the replacement up: the temporary file is removed, the file left as it is.

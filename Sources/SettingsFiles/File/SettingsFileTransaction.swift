@@ -89,11 +89,22 @@ package enum SettingsFileTransaction {
         package var identity: PlistFile.Identity
         package var contents: PlistDictionary
         package var format: PlistFormat
+        /// The file held open (after a change, the new file; a writer that keeps ``Known`` keeps
+        /// this too), so that no other file can get its inode number while it is trusted.
+        package var held: PlistFile.Held?
 
-        package init(identity: PlistFile.Identity, contents: PlistDictionary, format: PlistFormat) {
+        package init(identity: PlistFile.Identity, contents: PlistDictionary, format: PlistFormat, held: PlistFile.Held? = nil) {
             self.identity = identity
             self.contents = contents
             self.format = format
+            self.held = held
+        }
+
+        /// Whether the file found with `identity` is this one, unchanged: the same identity, and
+        /// the file held open since (without ``held``, another file may have its inode number).
+        package func isStill(_ identity: PlistFile.Identity?) -> Bool {
+            guard let identity, let held else { return false }
+            return held.identity == identity && self.identity == identity
         }
     }
 
@@ -263,7 +274,7 @@ package enum SettingsFileTransaction {
         var recorded: PlistRecorder.Recorded?
         if recorder != nil {
             // `before` is what this writer last wrote or read when the file is unchanged since (`known`).
-            let beforeIsKnown = known != nil && current.identity != nil && current.identity == known?.identity
+            let beforeIsKnown = known?.isStill(current.identity) == true
             do {
                 recorded = try recorder?.record(encoded.bytes, format: encoded.format, edit: change, before: current.contents,
                                                 previous: current.wasReread ? known?.contents : nil,
@@ -280,16 +291,16 @@ package enum SettingsFileTransaction {
             if let number = recorded?.generation { recorder?.discard(number, for: target) }
             throw error
         }
-        let identity: PlistFile.Identity
+        let held: PlistFile.Held
         do {
-            identity = try replacement.commit()
+            held = try replacement.commitHolding()
         } catch {
             if let number = recorded?.generation { recorder?.discard(number, for: target) }
             throw Failure(.notWritten, target, "not saved: \(error)")
         }
         current.format = encoded.format
         return .written(Written(
-            known: Known(identity: identity, contents: change.contents, format: encoded.format), current: current,
+            known: Known(identity: held.identity, contents: change.contents, format: encoded.format, held: held), current: current,
             fellBackToBinary: encoded.fellBack, historyProblem: recorded?.problem, generation: recorded?.generation))
     }
 
@@ -343,7 +354,7 @@ package enum SettingsFileTransaction {
             throw Failure(.unusable, target, "not saved: \(error)")
         }
         guard let identity else { return current }  // missing: the edit starts from nothing
-        if let known, identity == known.identity {
+        if let known, known.isStill(identity) {
             current.contents = known.contents
             current.format = known.format
             current.identity = identity
