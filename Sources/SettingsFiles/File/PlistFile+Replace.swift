@@ -77,6 +77,17 @@ extension PlistFile {
         }.get()
     }
 
+    /// ``replace(_:with:permissions:owner:durable:)-(_,[UInt8],_,_,_)``, keeping the new file
+    /// open (``Held``) for a writer that trusts its identity later.
+    package static func replaceHolding(_ path: String, with bytes: [UInt8], permissions: UInt32, durable: Bool) throws(Failure) -> Held {
+        try bytes.withUnsafeBytes { raw in
+            Result { () throws(Failure) in
+                try Replacement(path, writing: { fd throws(Failure) in try writeAll(fd, raw) },
+                                permissions: permissions, owner: nil, durable: durable).commitHolding()
+            }
+        }.get()
+    }
+
     private static func replace(
         _ path: String, _ bytes: UnsafeRawBufferPointer, permissions: UInt32, owner: Owner?, durable: Bool
     ) throws(Failure) -> Identity {
@@ -211,6 +222,27 @@ extension PlistFile {
         let prefix = temporaryPrefix(for: path)
         let names = entryNames(inDirectory: directory) ?? []
         for name in names where name.hasPrefix(prefix) { unlink(directory + "/" + name) }
+    }
+
+    /// Removes the temporary files a killed writer left beside `path` when it is written
+    /// without the settings file's lock (the layers manifest): only those last changed more than
+    /// `age` seconds ago, so a writer in the middle of its replacement keeps its own.
+    package static func removeLeftoverTemporaryFiles(beside path: String, olderThan age: Int) {
+        let directory = directory(of: path)
+        let prefix = temporaryPrefix(for: path)
+        let now = time(nil)
+        for name in entryNames(inDirectory: directory) ?? [] where name.hasPrefix(prefix) {
+            var s = stat()
+            let file = directory + "/" + name
+            guard lstat(file, &s) == 0, (s.st_mode & S_IFMT) == S_IFREG else { continue }
+            #if canImport(Darwin)
+            let changed = s.st_mtimespec.tv_sec
+            #else
+            let changed = s.st_mtim.tv_sec
+            #endif
+            guard now - changed > age else { continue }
+            unlink(file)
+        }
     }
 
     /// The names of a directory's entries (with `.` and `..`), in the order the system lists

@@ -247,6 +247,9 @@ package enum SettingsFileTransaction {
             if (try? PlistFile.existingCompanionDirectory(for: target)) != nil {
                 PlistFile.removeLeftoverTemporaryFiles(beside: SettingsProvenanceLog.path(for: target))
                 PlistFile.removeLeftoverTemporaryFiles(beside: PlistHistory.journal(for: target))
+                // Written without this lock: only those too old to be a writer's in progress.
+                PlistFile.removeLeftoverTemporaryFiles(beside: PlistFile.companionDirectory(for: target) + "/" + PlistLayersManifest.fileName,
+                                                       olderThan: 60)
             }
         }
         var current = try reread(file, known: known, options: options)
@@ -300,7 +303,7 @@ package enum SettingsFileTransaction {
         }
         current.format = encoded.format
         return .written(Written(
-            known: Known(identity: held.identity, contents: change.contents, format: encoded.format, held: held), current: current,
+            known: Known(identity: held.identity, contents: change.contents, format: encoded.format, held: held.kept), current: current,
             fellBackToBinary: encoded.fellBack, historyProblem: recorded?.problem, generation: recorded?.generation))
     }
 

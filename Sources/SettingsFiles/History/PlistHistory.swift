@@ -102,6 +102,10 @@ public enum PlistHistory {
     package struct Known: Sendable {
         /// The journal's identity after this writer last changed or read it.
         var identity: PlistFile.Identity?
+        /// The journal held open since (``PlistFile/Held``): while it is, no other file can get
+        /// its inode number, so a journal found with ``identity`` is this very file. Without it
+        /// the identity is not trusted, and the journal is read whole.
+        var held: PlistFile.Held?
         /// Its records, and where the whole ones end.
         var records: [HistoryJournal.Record] = []
         var end = 0
@@ -112,6 +116,24 @@ public enum PlistHistory {
 
         /// The generations readers see (from the last record's `oldest` on).
         var kept: ArraySlice<HistoryJournal.Record> { HistoryJournal.kept(records) }
+
+        /// Whether ``identity`` names the file ``held`` holds open.
+        var holdsJournal: Bool {
+            guard let identity, let held else { return false }
+            return held.identity.device == identity.device && held.identity.inode == identity.inode
+        }
+
+        /// Notes the journal as `journal` (open) now is, keeping it open.
+        mutating func note(_ journal: PlistFile.Held) {
+            var after = stat()
+            if fstat(journal.fd, &after) == 0 {
+                identity = PlistFile.Identity(after)
+                held = journal.kept
+            } else {
+                identity = nil
+                held = nil
+            }
+        }
 
         /// The most records whose provenance entries stay at hand (the newest; a writer's
         /// catch-up needs the few after the log's mark): a planted journal of many records
@@ -154,9 +176,9 @@ public enum PlistHistory {
             known.movedEarlierGenerations = true
         }
         let (fd, s) = try HistoryJournal.openForWriting(in: directory)
-        defer { close(fd) }
+        let journal = PlistFile.Held(fd: fd, identity: PlistFile.Identity(s))  // closed when neither this nor `known` holds it
         do throws(PlistFile.Failure) {
-            try catchUp(fd, s, known: &known)
+            try catchUp(journal, s, known: &known)
         } catch {
             known = Known()
             throw error
@@ -236,22 +258,20 @@ public enum PlistHistory {
             }
             known.records.append(new)
             known.end += record.count
-            var after = stat()
-            known.identity = fstat(fd, &after) == 0 ? PlistFile.Identity(after) : nil
+            known.note(journal)
         }
         return number
     }
 
     /// Brings `known` up to the journal open as `fd` (examined as `s`), and cuts off a record a
     /// killed writer left unfinished (the caller holds the lock).
-    private static func catchUp(_ fd: Int32, _ s: stat, known: inout Known) throws(PlistFile.Failure) {
-        guard let torn = try known.read(fd, s) else { return }  // unchanged
+    private static func catchUp(_ journal: PlistFile.Held, _ s: stat, known: inout Known) throws(PlistFile.Failure) {
+        guard let torn = try known.read(journal.fd, s) else { return }  // unchanged
         if torn {
             // A record not whole (a writer killed while appending), or what is not a record at all.
-            guard ftruncate(fd, off_t(known.end)) == 0 else { throw PlistFile.Failure("cannot cut the history journal's unfinished record") }
+            guard ftruncate(journal.fd, off_t(known.end)) == 0 else { throw PlistFile.Failure("cannot cut the history journal's unfinished record") }
         }
-        var after = stat()
-        known.identity = fstat(fd, &after) == 0 ? PlistFile.Identity(after) : nil
+        known.note(journal)
     }
 
     /// Writes the journal again holding `kept` (read from `fd`) and the new `record`: a temporary
@@ -268,7 +288,9 @@ public enum PlistHistory {
         added.offset = bytes.count
         bytes += record
         records.append(added)
-        known.identity = try PlistFile.replace(directory + "/" + HistoryJournal.fileName, with: bytes, permissions: 0o600, durable: false)
+        let written = try PlistFile.replaceHolding(directory + "/" + HistoryJournal.fileName, with: bytes, permissions: 0o600, durable: false)
+        known.identity = written.identity
+        known.held = written.kept
         known.records = records
         known.end = bytes.count
     }
@@ -279,9 +301,9 @@ public enum PlistHistory {
     private static func moveEarlierGenerations(for target: String, into companion: String) throws(PlistFile.Failure) {
         guard let directory = try existingDirectory(for: target) else { return }
         let (fd, s) = try HistoryJournal.openForWriting(in: companion)
-        defer { close(fd) }
+        let journal = PlistFile.Held(fd: fd, identity: PlistFile.Identity(s))
         var known = Known()
-        try catchUp(fd, s, known: &known)
+        try catchUp(journal, s, known: &known)
         let (numbers, temporary) = listing(directory)
         var appended: [UInt8] = []
         var last = known.records.last?.number ?? 0
@@ -316,9 +338,9 @@ public enum PlistHistory {
         defer { known = Known() }  // read again at the next save
         guard let directory = (try? PlistFile.existingCompanionDirectory(for: target)) ?? nil,
               let (fd, s) = try? HistoryJournal.openForWriting(in: directory) else { return }
-        defer { close(fd) }
+        let journal = PlistFile.Held(fd: fd, identity: PlistFile.Identity(s))
         var current = known
-        guard (try? catchUp(fd, s, known: &current)) != nil,
+        guard (try? catchUp(journal, s, known: &current)) != nil,
               let last = current.records.last, last.number == number else { return }
         _ = ftruncate(fd, off_t(last.offset))
     }
@@ -552,16 +574,24 @@ extension PlistHistory.Known {
             self = PlistHistory.Known()
             return errno == ENOENT ? PlistHistory.earlierProvenanceDeltas(for: target, after: number) : []  // an earlier version's directory, if any
         }
-        defer { close(fd) }
         var s = stat()
-        guard fstat(fd, &s) == 0, (s.st_mode & S_IFMT) == S_IFREG, Int(s.st_size) <= HistoryJournal.maximumSize else {
+        guard fstat(fd, &s) == 0 else {
+            close(fd)
+            self = PlistHistory.Known()
+            return []
+        }
+        let journal = PlistFile.Held(fd: fd, identity: PlistFile.Identity(s))  // closed unless kept below
+        guard (s.st_mode & S_IFMT) == S_IFREG, Int(s.st_size) <= HistoryJournal.maximumSize else {
             self = PlistHistory.Known()
             return []
         }
         do {
             // A record not whole yet (a writer appending now, or one killed while appending): the
             // next writer to hold the lock looks again, and cuts it off if it stays so.
-            if let torn = try read(fd, s) { identity = torn ? nil : PlistFile.Identity(s) }
+            if let torn = try read(fd, s) {
+                identity = torn ? nil : PlistFile.Identity(s)
+                held = torn ? nil : journal.kept
+            }
         } catch {
             return []
         }
@@ -585,7 +615,7 @@ extension PlistHistory.Known {
     /// Whether the journal beside `target` is as this writer left it (no other writer kept or
     /// removed a generation since): then no generation carries provenance it has not seen.
     package func checkCurrent(for target: String) -> Bool {
-        guard let identity else { return false }
+        guard let identity, holdsJournal else { return false }
         return (try? PlistFile.identity(of: HistoryJournal.path(for: target))) == .some(identity)
     }
 
@@ -598,9 +628,11 @@ extension PlistHistory.Known {
     ///   not a whole record.
     mutating func read(_ fd: Int32, _ s: stat) throws(PlistFile.Failure) -> Bool? {
         let current = PlistFile.Identity(s)
-        guard current != identity else { return nil }
+        // Trusted only while held open: otherwise another journal may have its inode number.
+        let held = holdsJournal
+        guard !held || current != identity else { return nil }
         let size = Int(s.st_size)
-        if let previous = identity, previous.device == current.device, previous.inode == current.inode, size > end, end > 0,
+        if held, let previous = identity, previous.device == current.device, previous.inode == current.inode, size > end, end > 0,
            let appended = try appended(fd, size: size) {
             // Grown: others appended whole records after the records known.
             records += appended.records

@@ -55,14 +55,14 @@ fileprivate func sample_Persistence_420() async throws {
     try await SettingsStore.flushAll(timeout: .seconds(5))
 }
 
-// Docs/Persistence.md:511
-fileprivate func sample_Persistence_511() async throws {
+// Docs/Persistence.md:522
+fileprivate func sample_Persistence_522() async throws {
     if let problem = store.loadError {
         print(problem)   // /home/ada/.config/App/settings.plist:3:3: unknown tag <integr> (moved aside to ...corrupt-20261123T101502.123Z; using defaults)
     }
 }
 
 /// The samples of Docs/Persistence.md in the guide's order, for its GuideTests to run.
-let samplesOfPersistence: [@Sendable () async throws -> Void] = [sample_Persistence_65, sample_Persistence_331, sample_Persistence_353, sample_Persistence_511]
+let samplesOfPersistence: [@Sendable () async throws -> Void] = [sample_Persistence_65, sample_Persistence_331, sample_Persistence_353, sample_Persistence_522]
 /// The guide's shared `store`, for its GuideTests to read back what the samples left in it.
 var sharedStoreOfPersistence: SettingsStore { store }

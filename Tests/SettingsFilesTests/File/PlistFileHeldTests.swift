@@ -115,6 +115,36 @@ struct PlistFileHeldTests {
         #expect(!refers(secondFD, to: secondIdentity))
     }
 
+    /// A process holds at most `Held.budget` files (a store holds two): past it, a `Held` does
+    /// not count as holding, its holder keeps nothing and trusts no identity, so ten thousand
+    /// stores never run out of descriptors; one given back makes room again.
+    @Test func heldFilesStayWithinTheBudget() throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.path("settings.plist")
+        try PlistValue.dictionary(["a": 1]).write(to: URL(filePath: path))
+        let identity = try #require(try PlistFile.identity(of: path))
+        #expect(PlistFile.Held.budget > 0)
+        var mine: [PlistFile.Held] = []
+        var refused: PlistFile.Held?
+        for _ in 0...PlistFile.Held.budget {
+            let fd = open(path, O_RDONLY | O_CLOEXEC)
+            #expect(fd >= 0)
+            let held = PlistFile.Held(fd: fd, identity: identity)
+            if !held.isHolding {
+                refused = held
+                break
+            }
+            mine.append(held)
+        }
+        let over = try #require(refused, "one past the budget is not holding")
+        #expect(over.kept == nil)
+        let known = SettingsFileTransaction.Known(identity: identity, contents: ["a": 1], format: .xml, held: over.kept)
+        #expect(!known.isStill(identity))
+        mine.removeAll()
+        let again = PlistFile.Held.take(path, as: identity)
+        #expect(again?.isHolding == true)
+    }
+
     /// Taking hold of a file after reading it succeeds only while it is still the file read.
     @Test func aFileIsTakenOnlyWhileItIsStillTheFileRead() throws {
         let dir = try TemporaryDirectory()

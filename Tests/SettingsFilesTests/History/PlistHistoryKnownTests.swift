@@ -109,6 +109,63 @@ struct PlistHistoryKnownTests {
         #expect(reader.records.map(\.tag) == saver.records.map(\.tag))
     }
 
+    /// A writer holds the journal it last read or wrote open, so the journals other writers
+    /// write again (compacting it) never get its inode number: a journal found with the
+    /// writer's device and inode is the writer's own.
+    @Test func noRewrittenJournalGetsTheHeldJournalsInode() throws {
+        let dir = try TemporaryDirectory()
+        let target = dir.path("settings.plist")
+        var holder = PlistHistory.Known()
+        try PlistHistory.keep(bytes(1), changed: [["i"]], by: writer, for: target, limits: .init(count: 1), known: &holder)
+        let held = try #require(holder.identity)
+        #expect(holder.holdsJournal)
+        var other = PlistHistory.Known()
+        var inodes: [UInt64] = []  // the journal's, from its first rewrite on
+        for i in 2...80 {
+            try PlistHistory.keep(bytes(i), changed: [["i"]], by: writer, for: target, limits: .init(count: 1), known: &other)
+            var s = stat()
+            #expect(lstat(PlistHistory.journal(for: target), &s) == 0)
+            if UInt64(s.st_ino) != held.inode || !inodes.isEmpty { inodes.append(UInt64(s.st_ino)) }
+        }
+        #expect(Set(inodes).count >= 2, "written again now and then")
+        #expect(!inodes.contains(held.inode))
+        try PlistHistory.keep(bytes(81), changed: [["i"]], by: writer, for: target, limits: .init(count: 1), known: &holder)
+        #expect(try PlistHistory.list(for: target).map(\.number) == [81])
+    }
+
+    /// A journal whose identity a writer does not hold open is read whole, even when the file
+    /// found has that identity (here another journal written in place, with the same length and
+    /// time): without the hold, a replacement could have the inode number back.
+    @Test func aJournalIdentityNotHeldIsReadWhole() throws {
+        let dir = try TemporaryDirectory()
+        let target = dir.path("settings.plist")
+        var known = PlistHistory.Known()
+        for i in 1...3 {
+            try PlistHistory.keep(bytes(i), changed: [["i"]], by: writer, for: target, limits: .init(), known: &known)
+        }
+        try FileManager.default.createDirectory(atPath: dir.path("other"), withIntermediateDirectories: true)
+        let elsewhere = dir.path("other/settings.plist")
+        var otherKnown = PlistHistory.Known()
+        for i in 7...9 {
+            try PlistHistory.keep(bytes(i), changed: [["i"]], by: writer, for: elsewhere, limits: .init(), known: &otherKnown)
+        }
+        let journal = PlistHistory.journal(for: target)
+        let replacement = try Data(contentsOf: URL(filePath: PlistHistory.journal(for: elsewhere)))
+        let identity = try #require(known.identity)
+        #expect(Int64(replacement.count) == identity.size)
+        let fd = open(journal, O_WRONLY | O_TRUNC)
+        #expect(fd >= 0)
+        #expect(replacement.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) } == replacement.count)
+        close(fd)
+        let time = timespec(tv_sec: Int(identity.modifiedSeconds), tv_nsec: Int(identity.modifiedNanoseconds))
+        #expect(utimensat(AT_FDCWD, journal, [time, time], 0) == 0)
+        #expect(try PlistFile.identity(of: journal) == identity)
+        known.held = nil
+        try PlistHistory.keep(bytes(4), changed: [["i"]], by: writer, for: target, limits: .init(), known: &known)
+        #expect(known.records.dropLast().map(\.tag) == otherKnown.records.map(\.tag))
+        #expect(known.records.last?.after == otherKnown.records.last?.tag)
+    }
+
     /// A record of few changes is written without sharing (finding its few repeats costs more
     /// than it saves); one of many still writes its writer's entry once, not once per key.
     @Test func aRecordOfManyChangesWritesItsWritersEntryOnce() throws {

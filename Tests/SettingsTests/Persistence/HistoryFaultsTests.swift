@@ -113,6 +113,29 @@ struct ProvenanceLeftoversTests {
         #expect(FileManager.default.fileExists(atPath: other))
         #expect(try SettingsProvenanceLog.load(for: file.path).entries[["k"]]?.origin == .write)
     }
+
+    /// The layers manifest is written without the settings file's lock, so only its temporary
+    /// files too old to be a writer's in progress (a minute) are removed.
+    @Test func aKilledWritersOldManifestTemporaryFilesAreRemovedButNotRecentOnes() throws {
+        let dir = try TemporaryDirectory()
+        let file = dir.file()
+        let first = SettingsStore.file(file, autosaveDelay: nil, externalChanges: .ignored)
+        first["k"] = 1
+        try first.flushNow()
+        let companion = PlistFile.companionDirectory(for: file.path)
+        let old = companion + "/.layers.plist.tmp-28d7b8f6044fc7a3"
+        let recent = companion + "/.layers.plist.tmp-0123456789abcdef"
+        try Data([0x62]).write(to: URL(filePath: old))
+        try Data([0x62]).write(to: URL(filePath: recent))
+        let hourAgo = timespec(tv_sec: time(nil) - 3600, tv_nsec: 0)
+        #expect(utimensat(AT_FDCWD, old, [hourAgo, hourAgo], 0) == 0)
+
+        let next = SettingsStore.file(file, autosaveDelay: nil, externalChanges: .ignored)  // the next process
+        next["k"] = 2
+        try next.flushNow()
+        #expect(!FileManager.default.fileExists(atPath: old))
+        #expect(FileManager.default.fileExists(atPath: recent))
+    }
 }
 
 /// The provenance log's bounds degrade to "not known", never to a false "changed on disk", and
