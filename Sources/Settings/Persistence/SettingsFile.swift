@@ -26,13 +26,13 @@ struct SettingsFile {
     let options: PersistenceOptions
     /// The format to write: the existing file's, else the store's.
     var format: PlistFormat
-    /// The file as this process last read or wrote it, held open so that its identity cannot
-    /// be another file's (``PlistFile/Held``), and its contents. `nil` when it could not be
-    /// held: then it is read again at the next save.
-    var knownFile: PlistFile.Held?
+    /// The identity and contents of the file as this process last read or wrote it.
+    var known: PlistFile.Identity?
     var contents = PlistDictionary()
-    /// The identity of ``knownFile``.
-    var known: PlistFile.Identity? { knownFile?.identity }
+    /// That file, held open so that no other file can get its identity (``PlistFile/Held``).
+    /// `nil` when it could not be held (past the process's budget): the identity is then not
+    /// trusted, and the file is read again at the next save and at every reload.
+    var knownFile: PlistFile.Held?
     /// The problem found when the file was last loaded, if any.
     var loadError: SettingsError?
     /// Where a corrupt file was moved, if it was.
@@ -144,6 +144,7 @@ struct SettingsFile {
         case .missing:
             return PlistDictionary()
         case .parsed(let dictionary, let format, let identity):
+            known = identity
             knownFile = PlistFile.Held.take(target.path, as: identity)
             contents = dictionary
             self.format = format
@@ -222,7 +223,7 @@ struct SettingsFile {
         do {
             outcome = try SettingsFileTransaction.run(
                 at: path, options: transaction,
-                known: knownFile.map { .init(identity: $0.identity, contents: contents, format: format, held: $0) },
+                known: known.map { .init(identity: $0, contents: contents, format: format, held: knownFile) },
                 held: held, recorder: &recorder
             ) { (current) throws(SettingsFileTransaction.Failure) -> SettingsFileTransaction.Edit? in
                 let merged = Self.merge(batch, into: current.movedAside == nil ? current.contents ?? PlistDictionary() : nil)
@@ -267,6 +268,7 @@ struct SettingsFile {
                 diagnostics.append(SettingsDiagnostic(.fileError, SettingsFileTransaction.binaryFallbackMessage(written.current.target, reason)))
             }
             noteHistory(problem: written.historyProblem)
+            known = written.known.identity
             knownFile = written.known.held
             format = written.known.format
             contents = written.known.contents
@@ -319,15 +321,17 @@ struct SettingsFile {
         } catch {
             return nil  // unexaminable (or a link not followed) for now: look again next time
         }
-        if current == known { return nil }
+        if current != nil, current == known, knownFile?.identity == current { return nil }
         switch read(target) {
         case .missing:
+            known = nil
             knownFile = nil
             guard !contents.isEmpty else { return nil }
             contents = PlistDictionary()
             reloads += 1
             return contents
         case .parsed(let dictionary, let format, let identity):
+            known = identity
             knownFile = PlistFile.Held.take(target.path, as: identity)
             self.format = format
             reloads += 1

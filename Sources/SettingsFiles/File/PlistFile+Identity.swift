@@ -92,10 +92,5 @@ extension PlistFile {
             }
             return Held(fd: fd, identity: identity).kept
         }
-
-        /// Whether this holds the file with `identity` (the same inode, unchanged since it was taken).
-        package func holds(_ identity: Identity) -> Bool {
-            self.identity == identity
-        }
     }
 }
