@@ -81,19 +81,22 @@ extension PlistFile {
     /// open (``Held``) for a writer that trusts its identity later.
     package static func replaceHolding(_ path: String, with bytes: [UInt8], permissions: UInt32, durable: Bool) throws(Failure) -> Held {
         try bytes.withUnsafeBytes { raw in
-            Result { () throws(Failure) in
-                try Replacement(path, writing: { fd throws(Failure) in try writeAll(fd, raw) },
-                                permissions: permissions, owner: nil, durable: durable).commitHolding()
-            }
+            Result { () throws(Failure) in try replaceKeepingOpen(path, raw, permissions: permissions, owner: nil, durable: durable) }
         }.get()
     }
 
     private static func replace(
         _ path: String, _ bytes: UnsafeRawBufferPointer, permissions: UInt32, owner: Owner?, durable: Bool
     ) throws(Failure) -> Identity {
+        try replaceKeepingOpen(path, bytes, permissions: permissions, owner: owner, durable: durable).identity
+    }
+
+    private static func replaceKeepingOpen(
+        _ path: String, _ bytes: UnsafeRawBufferPointer, permissions: UInt32, owner: Owner?, durable: Bool
+    ) throws(Failure) -> Held {
         let replacement = try Replacement(path, writing: { fd throws(Failure) in try writeAll(fd, bytes) },
                                           permissions: permissions, owner: owner, durable: durable)
-        return try replacement.commit()
+        return try replacement.commitHolding()
     }
 
     /// A replacement of a file begun but not made yet: the new bytes are in a temporary file

@@ -92,23 +92,26 @@ struct RestoreOverUnseenChangesTests {
 }
 
 /// Temporary files of the provenance log left by a writer killed mid-save are swept as the
-/// settings file's are (issue 28, item 20).
+/// settings file's are (issue 28, item 20), and the layers manifest's once old enough.
 struct ProvenanceLeftoversTests {
+    /// A store (a process) that sets `k` to `value` and flushes.
+    private func save(_ value: Int, to file: URL) throws {
+        let store = SettingsStore.file(file, autosaveDelay: nil, externalChanges: .ignored)
+        store["k"] = .integer(PlistInteger(Int64(value)))
+        try store.flushNow()
+    }
+
     @Test func aKilledWritersProvenanceTemporaryFilesAreRemovedAtTheNextSave() throws {
         let dir = try TemporaryDirectory()
         let file = dir.file()
-        let first = SettingsStore.file(file, autosaveDelay: nil, externalChanges: .ignored)
-        first["k"] = 1
-        try first.flushNow()
+        try save(1, to: file)
         let companion = PlistFile.companionDirectory(for: file.path)
         let leftovers = [".provenance.plist.tmp-1234-abcd", ".provenance.plist.tmp-99"]
         for name in leftovers { try Data([0x62]).write(to: URL(filePath: companion + "/" + name)) }
         let other = companion + "/keep-me.txt"
         try Data([0x61]).write(to: URL(filePath: other))
 
-        let next = SettingsStore.file(file, autosaveDelay: nil, externalChanges: .ignored)  // the next process
-        next["k"] = 2
-        try next.flushNow()
+        try save(2, to: file)  // the next process
         for name in leftovers { #expect(!FileManager.default.fileExists(atPath: companion + "/" + name)) }
         #expect(FileManager.default.fileExists(atPath: other))
         #expect(try SettingsProvenanceLog.load(for: file.path).entries[["k"]]?.origin == .write)
@@ -119,9 +122,7 @@ struct ProvenanceLeftoversTests {
     @Test func aKilledWritersOldManifestTemporaryFilesAreRemovedButNotRecentOnes() throws {
         let dir = try TemporaryDirectory()
         let file = dir.file()
-        let first = SettingsStore.file(file, autosaveDelay: nil, externalChanges: .ignored)
-        first["k"] = 1
-        try first.flushNow()
+        try save(1, to: file)
         let companion = PlistFile.companionDirectory(for: file.path)
         let old = companion + "/.layers.plist.tmp-28d7b8f6044fc7a3"
         let recent = companion + "/.layers.plist.tmp-0123456789abcdef"
@@ -130,9 +131,7 @@ struct ProvenanceLeftoversTests {
         let hourAgo = timespec(tv_sec: time(nil) - 3600, tv_nsec: 0)
         #expect(utimensat(AT_FDCWD, old, [hourAgo, hourAgo], 0) == 0)
 
-        let next = SettingsStore.file(file, autosaveDelay: nil, externalChanges: .ignored)  // the next process
-        next["k"] = 2
-        try next.flushNow()
+        try save(2, to: file)  // the next process
         #expect(!FileManager.default.fileExists(atPath: old))
         #expect(FileManager.default.fileExists(atPath: recent))
     }
