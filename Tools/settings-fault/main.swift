@@ -2,6 +2,8 @@
 //
 //   settings-fault crash-writer FILE           sets keys and flushes in a loop, printing each
 //                                              counter value whose flush() returned; killed by the test
+//   settings-fault saving-writer FILE          sets a counter and flushes in a loop, printing "saving I"
+//                                              as each flush begins; killed by the test
 //   settings-fault writer FILE PREFIX COUNT    COUNT writes of distinct keys PREFIX-0..., each flushed
 //   settings-fault forget-and-exit FILE COUNT  COUNT stores on FILE, each set one key and was dropped
 //                                              at once; then exit(0) without a flush
@@ -71,6 +73,22 @@ case "crash-writer":
                 fail("\(error)")
             }
             FileHandle.standardOutput.write(Data("\(i)\n".utf8))  // unbuffered: the test reads it at once
+        }
+    }
+case "saving-writer":
+    // Prints "saving I" as each save of counter I begins: a kill after that line lands inside
+    // the save (its record step, its replace), where a killed writer's traces are left.
+    guard args.count == 1 else { fail("usage: settings-fault saving-writer FILE") }
+    let store = SettingsStore.file(URL(filePath: args[0]), autosaveDelay: nil, externalChanges: .ignored)
+    var i = store["counter"]?.intValue ?? 0
+    while true {
+        i += 1
+        store["counter"] = .integer(PlistInteger(Int64(i)))
+        FileHandle.standardOutput.write(Data("saving \(i)\n".utf8))
+        do {
+            try await store.flush()
+        } catch {
+            fail("\(error)")
         }
     }
 case "writer":

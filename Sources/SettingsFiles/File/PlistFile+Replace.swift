@@ -172,7 +172,10 @@ extension PlistFile {
         /// ``commit()``, keeping the new file open (``Held``) for a writer that trusts its
         /// identity at its next change: the descriptor it was written through, so holding it
         /// costs no system call.
-        package func commitHolding() throws(Failure) -> Held {
+        ///
+        /// - Parameter renamed: run once the file is replaced, before the directory is flushed
+        ///   (a transaction confirms its history there).
+        package func commitHolding(renamed: () -> Void = {}) throws(Failure) -> Held {
             let identity: Identity
             do throws(Failure) {
                 guard !durable || PlistFile.flushToDisk(fd) else { throw Failure("cannot flush the file to disk") }
@@ -190,6 +193,7 @@ extension PlistFile {
                 unlink(temporary)
                 throw failure
             }
+            renamed()
             if durable { PlistFile.syncDirectory(PlistFile.directory(of: path)) }
             return held
         }

@@ -34,7 +34,9 @@ package import SettingsPlist
 ///   XML falls back to binary when it cannot carry a value, and the writer's own check runs (a
 ///   schema, the administrator's locks).
 /// - **record**: history and provenance (``PlistRecorder``), before the replace, so a process
-///   that reloads the new file finds its provenance there.
+///   that reloads the new file finds its provenance there. The generation is kept pending and
+///   confirmed right after the rename: one killed in between leaves none of a change that never
+///   happened.
 /// - **replace**: atomic and durable, keeping the file's permissions and owner. It is begun
 ///   before the record step (``PlistFile/Replacement``: the new bytes are written beside the file
 ///   and sent on their way to the device) and made after it, so the device writes while history
@@ -296,7 +298,13 @@ package enum SettingsFileTransaction {
         }
         let held: PlistFile.Held
         do {
-            held = try replacement.commitHolding()
+            held = try replacement.commitHolding {
+                // Made: its generation is confirmed (before the directory's flush, so a kill
+                // rarely falls between the two).
+                if recorded?.generation != nil, let problem = recorder?.confirm(for: target), recorded?.problem == nil {
+                    recorded?.problem = problem
+                }
+            }
         } catch {
             if let number = recorded?.generation { recorder?.discard(number, for: target) }
             throw Failure(.notWritten, target, "not saved: \(error)")

@@ -111,6 +111,10 @@ public enum PlistHistory {
         var end = 0
         /// Whether the generations directory of an earlier version was looked for (and moved).
         var movedEarlierGenerations = false
+        /// The lowest number the next generation may take: above a pending record this writer
+        /// cut off (a save that never happened), so a reader that saw it never takes the next
+        /// generation for it.
+        var numberFloor = 0
 
         package init() {}
 
@@ -156,9 +160,14 @@ public enum PlistHistory {
     /// `writesLog`, given the new generation's number and the oldest one kept with it, says
     /// whether the writer writes the provenance log's file whole after it: the record then says
     /// so (`logWritten`), for readers who cannot tell the new file from the old one by its identity.
+    ///
+    /// A `pending` generation is kept for a save whose replace comes next: readers do not list
+    /// it, and the next writer cuts it off, until ``confirm(for:known:)`` confirms it right after
+    /// the replace. A writer killed between the two thus leaves no generation of a save that
+    /// never happened.
     @discardableResult
     package static func keep(_ bytes: Data, changed: [[String]], by writer: SettingsProvenance, for target: String,
-                             limits: Limits, provenance: PlistDictionary? = nil, known: inout Known,
+                             limits: Limits, provenance: PlistDictionary? = nil, pending: Bool = false, known: inout Known,
                              writesLog: ((_ number: Int, _ oldest: Int) -> Bool)? = nil) throws(PlistFile.Failure) -> Int? {
         guard limits.count > 0 else {
             // A limit of 0 keeps nothing, including what was kept while the limit was higher.
@@ -183,7 +192,7 @@ public enum PlistHistory {
             known = Known()
             throw error
         }
-        let number = (known.records.last?.number ?? 0) + 1
+        let number = max((known.records.last?.number ?? 0) + 1, known.numberFloor)
         guard number <= maximumNumber else {
             throw PlistFile.Failure("generation numbers are used up in \(directory) (remove the history to start again)", code: EOVERFLOW)
         }
@@ -231,10 +240,10 @@ public enum PlistHistory {
         } catch {
             throw PlistFile.Failure("cannot encode generation \(number): \(error)", code: EINVAL)
         }
-        let record = HistoryJournal.record(payload)
+        let record = HistoryJournal.record(payload, pending: pending)
         let new = HistoryJournal.Record(number: number, offset: known.end, length: record.count, oldest: oldest,
                                         carriesProvenance: carried != nil, writesLog: marksLog, entries: carried,
-                                        tag: tag, after: after)
+                                        tag: tag, after: after, pending: pending)
         // The records that went: appended after while few, else the journal is written again
         // with the kept ones only.
         let gone = known.records.prefix { $0.number < oldest }
@@ -264,13 +273,57 @@ public enum PlistHistory {
     }
 
     /// Brings `known` up to the journal open as `fd` (examined as `s`), and cuts off a record a
-    /// killed writer left unfinished (the caller holds the lock).
+    /// killed writer left unfinished, and a pending record whose writer did not confirm it (the
+    /// caller holds the lock, so no writer is between its append and its confirmation).
     private static func catchUp(_ journal: PlistFile.Held, _ s: stat, known: inout Known) throws(PlistFile.Failure) {
-        guard let torn = try known.read(journal.fd, s) else { return }  // unchanged
-        if torn {
+        let torn = try known.read(journal.fd, s)
+        if torn == true {
             // A record not whole (a writer killed while appending), or what is not a record at all.
             guard ftruncate(journal.fd, off_t(known.end)) == 0 else { throw PlistFile.Failure("cannot cut the history journal's unfinished record") }
         }
+        if let last = known.records.last, last.pending {
+            // Seen pending (by this writer without the lock, or just now): confirmed since, or
+            // the record of a save that never happened (its writer killed before the replace,
+            // or the replace failed), which goes.
+            if try HistoryJournal.isConfirmed(last, in: journal.fd) {
+                known.records[known.records.count - 1].pending = false
+            } else {
+                guard ftruncate(journal.fd, off_t(last.offset)) == 0 else { throw PlistFile.Failure("cannot cut the history journal's unconfirmed record") }
+                known.records.removeLast()
+                known.end = last.offset
+                known.numberFloor = max(known.numberFloor, last.number + 1)
+            }
+        } else if torn == nil {
+            return  // unchanged
+        }
+        known.note(journal)
+    }
+
+    /// Confirms the pending generation ``keep(_:changed:by:for:limits:provenance:pending:known:writesLog:)``
+    /// kept last, once its save's replace is made (the caller still holds the file's lock).
+    ///
+    /// - Parameters:
+    ///   - target: the settings file (after the link rule).
+    ///   - known: what the writer knows of the journal, its last record the pending one.
+    /// - Throws: ``PlistFile/Failure`` when it cannot be written: the next writer then cuts the
+    ///   generation off, as if the save had not happened.
+    package static func confirm(for target: String, known: inout Known) throws(PlistFile.Failure) {
+        guard let last = known.records.last, last.pending else { return }
+        let journal: PlistFile.Held
+        if let held = known.held, known.holdsJournal {
+            journal = held
+        } else {
+            // Not held (past the budget of held files): the journal by its path, under the lock.
+            let (fd, s) = try HistoryJournal.openForWriting(in: PlistFile.companionDirectory(for: target))
+            journal = PlistFile.Held(fd: fd, identity: PlistFile.Identity(s))
+        }
+        do throws(PlistFile.Failure) {
+            try HistoryJournal.confirm(journal.fd, at: last.offset)
+        } catch {
+            known = Known()  // read again at the next save, which cuts the record off
+            throw error
+        }
+        known.records[known.records.count - 1].pending = false
         known.note(journal)
     }
 
@@ -416,7 +469,7 @@ public enum PlistHistory {
         selecting: (ArraySlice<HistoryJournal.Record>) -> [HistoryJournal.Record] = { Array($0) }
     ) -> [PlistGeneration] {
         journal.withUnsafeBytes { raw in
-            selecting(HistoryJournal.kept(HistoryJournal.scan(raw).records)).compactMap { record -> PlistGeneration? in
+            selecting(HistoryJournal.listed(HistoryJournal.scan(raw).records)).compactMap { record -> PlistGeneration? in
                 let payload = UnsafeRawBufferPointer(rebasing: raw[(record.offset + HistoryJournal.headerSize) ..< (record.offset + record.length)])
                 let value = withBytes ? try? PlistValue.decode(payload.assumingMemoryBound(to: UInt8.self), options: PlistReadOptions())
                                       : HistoryJournal.decodeWithoutContents(payload)
@@ -632,11 +685,16 @@ extension PlistHistory.Known {
         let held = holdsJournal
         guard !held || current != identity else { return nil }
         let size = Int(s.st_size)
-        if held, let previous = identity, previous.device == current.device, previous.inode == current.inode, size > end, end > 0,
-           let appended = try appended(fd, size: size) {
-            // Grown: others appended whole records after the records known.
+        let sameFile = held && identity.map { $0.device == current.device && $0.inode == current.inode } == true
+        if sameFile, size > end, end > 0, let appended = try appended(fd, size: size) {
+            // Grown: others appended whole records after the records known (the first naming
+            // the last known one, which was therefore confirmed if it was pending).
+            if !records.isEmpty { records[records.count - 1].pending = false }
             records += appended.records
             end += appended.length
+        } else if sameFile, size == end, let last = records.last, last.pending, try HistoryJournal.isConfirmed(last, in: fd) {
+            // Only the pending record confirmed since.
+            records[records.count - 1].pending = false
         } else if size > HistoryJournal.maximumSize {
             records = []
             end = 0

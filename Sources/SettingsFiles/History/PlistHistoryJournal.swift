@@ -23,6 +23,12 @@ import Darwin
 /// `oldest` on; a writer appends while the records before that are few, and otherwise rewrites
 /// the journal with the kept ones only (a temporary file renamed over it).
 ///
+/// A save's record is appended *pending* (the magic `SGJP`) before the settings file is replaced,
+/// and confirmed (its magic's last byte made `1`, in place) right after the replace: a writer
+/// killed between the two leaves a record of a save that never happened, which readers do not
+/// list and the next writer cuts off (``PlistHistory/keep(_:changed:by:for:limits:provenance:pending:known:writesLog:)``).
+/// Only the last record may be pending.
+///
 /// Every record is written under the settings file's lock and never flushed (history may be
 /// lost to a power cut, the settings file may not). Readers stop at the first record that is not
 /// whole (a writer killed while appending, a power cut that kept the length and lost the data),
@@ -30,6 +36,8 @@ import Darwin
 enum HistoryJournal {
     static let fileName = "history.journal"
     static let magic: [UInt8] = Array("SGJ1".utf8)
+    /// The last byte of a pending record's magic (`SGJP`); a confirmed one's is `1`.
+    static let pendingMark = UInt8(ascii: "P")
     static let headerSize = 8
     /// The largest journal read (256 MiB). A writer keeps it below: it is written again with the
     /// kept generations only before it would grow past this, or once those that went take as much
@@ -67,6 +75,8 @@ enum HistoryJournal {
         /// next one, a rewrite into a reused inode).
         var tag: UInt64? = nil
         var after: UInt64? = nil
+        /// Whether it is pending: the record of a save whose replace was not confirmed (yet).
+        var pending = false
     }
 
     /// A new record's name (``Record/tag``): 63 random bits, the top one set, so every name
@@ -104,9 +114,13 @@ enum HistoryJournal {
         var at = 0
         var last = previous
         while at + headerSize <= bytes.count {
-            guard bytes[at] == magic[0], bytes[at + 1] == magic[1], bytes[at + 2] == magic[2], bytes[at + 3] == magic[3] else { break }
+            guard bytes[at] == magic[0], bytes[at + 1] == magic[1], bytes[at + 2] == magic[2],
+                  bytes[at + 3] == magic[3] || bytes[at + 3] == pendingMark else { break }
             let length = Int(bytes[at + 4]) | Int(bytes[at + 5]) << 8 | Int(bytes[at + 6]) << 16 | Int(bytes[at + 7]) << 24
             guard length > 0, length <= PlistHistory.maximumGenerationSize, at + headerSize + length <= bytes.count else { break }
+            // Only the last record may be pending: one before others is not a record.
+            let pending = bytes[at + 3] == pendingMark
+            if pending && at + headerSize + length != bytes.count { break }
             let payload = UnsafeRawBufferPointer(rebasing: bytes[(at + headerSize) ..< (at + headerSize + length)])
             guard case .dictionary(let e)? = decodeWithoutContents(payload),
                   let number = e["number"]?.intValue, number > last, number <= PlistHistory.maximumNumber,
@@ -115,17 +129,46 @@ enum HistoryJournal {
             let entries = e["provenance"]?.dictionaryValue.flatMap { $0.isEmpty ? nil : $0 }
             records.append(Record(number: number, offset: base + at, length: headerSize + length, oldest: oldest,
                                   carriesProvenance: entries != nil, writesLog: e["logWritten"]?.boolValue == true,
-                                  entries: entries, tag: tag(e["tag"]), after: tag(e["after"])))
+                                  entries: entries, tag: tag(e["tag"]), after: tag(e["after"]), pending: pending))
             last = number
             at += headerSize + length
         }
         return (records, at)
     }
 
-    /// The records readers see: from the last record's `oldest` on.
+    /// The records a writer sees: from the last record's `oldest` on.
     static func kept(_ records: [Record]) -> ArraySlice<Record> {
         guard let oldest = records.last?.oldest else { return records[...] }
         return records.drop { $0.number < oldest }
+    }
+
+    /// The generations a listing shows: ``kept(_:)`` without a pending record (a save not made,
+    /// or not made yet), from the last confirmed record's `oldest` on.
+    static func listed(_ records: [Record]) -> ArraySlice<Record> {
+        guard records.last?.pending == true else { return kept(records) }
+        return kept(Array(records.dropLast()))
+    }
+
+    /// Whether `record`, seen pending, is in the journal open as `fd` now and confirmed: read
+    /// again whole, the same length, the magic confirmed, and its name (``Record/tag``) the same
+    /// (a record of another writer's may have taken its place, at its length).
+    static func isConfirmed(_ record: Record, in fd: Int32) throws(PlistFile.Failure) -> Bool {
+        guard let name = record.tag else { return false }
+        var s = stat()
+        guard fstat(fd, &s) == 0, Int(s.st_size) >= record.offset + record.length else { return false }
+        let bytes = try read(fd, from: record.offset, count: record.length)
+        return bytes.withUnsafeBytes { raw in
+            let found = scan(raw).records
+            return found.count == 1 && !found[0].pending && found[0].length == record.length && found[0].tag == name
+                && found[0].number == record.number
+        }
+    }
+
+    /// Confirms the pending record at `offset` of the journal open as `fd` (for writing).
+    static func confirm(_ fd: Int32, at offset: Int) throws(PlistFile.Failure) {
+        try [magic[3]].withUnsafeBytes { raw in
+            Result { () throws(PlistFile.Failure) in try PlistFile.writeAll(fd, raw, at: offset + 3) }
+        }.get()
     }
 
     /// A payload's values but its contents (a generation's bytes are not copied).
@@ -135,10 +178,11 @@ enum HistoryJournal {
         return try? PlistValue.decode(payload.assumingMemoryBound(to: UInt8.self), options: options)
     }
 
-    /// A record's bytes: the header and `payload`.
-    static func record(_ payload: [UInt8]) -> [UInt8] {
+    /// A record's bytes: the header (``pendingMark`` when `pending`) and `payload`.
+    static func record(_ payload: [UInt8], pending: Bool = false) -> [UInt8] {
         let n = payload.count
         var out = magic
+        if pending { out[3] = pendingMark }
         out.reserveCapacity(headerSize + n)
         out += [UInt8(truncatingIfNeeded: n), UInt8(truncatingIfNeeded: n >> 8), UInt8(truncatingIfNeeded: n >> 16), UInt8(truncatingIfNeeded: n >> 24)]
         out += payload

@@ -76,8 +76,8 @@ package struct PlistRecorder: Sendable {
 
     /// What recording a change did.
     package struct Recorded {
-        /// The generation kept for the change (removed again by ``discard(_:for:)`` when the
-        /// file then cannot be replaced).
+        /// The generation kept for the change, pending until ``confirm(for:)`` (removed again by
+        /// ``discard(_:for:)`` when the file then cannot be replaced).
         package var generation: Int?
         /// History or provenance could not be kept; the change is made.
         package var problem: String?
@@ -326,7 +326,8 @@ package struct PlistRecorder: Sendable {
         let interval = min(Self.foldInterval, limits.count)
         let kept = attempt { () throws(PlistFile.Failure) in
             recorded.generation = try PlistHistory.keep(
-                bytes, changed: changedOnce, by: writer, for: target, limits: limits, provenance: delta, known: &generations
+                bytes, changed: changedOnce, by: writer, for: target, limits: limits, provenance: delta, pending: true,
+                known: &generations
             ) { number, oldest in
                 let unfolded = number - savedThrough
                 // A number at or below the newest this log holds: generations it applied are
@@ -361,6 +362,21 @@ package struct PlistRecorder: Sendable {
     private static func delta(of log: inout SettingsProvenanceLog) -> PlistDictionary? {
         guard let entries = log.takeDelta(), entries.count <= largestDelta else { return nil }
         return entries
+    }
+
+    /// Confirms the generation ``record(_:format:edit:before:previous:beforeIsKnown:target:)``
+    /// kept, once the file is replaced (still under its lock): until then it is pending, and a
+    /// writer killed before its replace leaves no generation of a change that never happened.
+    ///
+    /// - Returns: why it could not be confirmed (the change is made; its generation is then
+    ///   cut off by the next writer), or `nil`.
+    package mutating func confirm(for target: String) -> String? {
+        do {
+            try PlistHistory.confirm(for: target, known: &generations)
+            return nil
+        } catch {
+            return "its history could not be kept (\(error))"
+        }
     }
 
     /// Removes the generation recorded for a change that then did not happen (the file could

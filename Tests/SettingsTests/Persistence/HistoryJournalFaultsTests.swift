@@ -45,6 +45,24 @@ struct HistoryJournalFaultsTests {
         #expect(store.provenance(of: "after")?.origin == .write)
     }
 
+    /// A writer killed between keeping its generation and replacing the file (the kill lands
+    /// as a save begins: most often there) leaves no generation of the save that never
+    /// happened: no listed generation holds a counter the file never got, so `settings restore`
+    /// cannot write one.
+    @Test func aWriterKilledBeforeItsReplaceLeavesNoGenerationOfIt() async throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.file()
+        for round in 0..<60 {
+            _ = try await Fault.signalled(["saving-writer", url.path], with: SIGKILL, after: 2 + round % 5)
+            let saved = try #require(try PlistValue(contentsOf: url)["counter"]?.intValue)
+            let listed = try PlistHistory.list(for: url.path)
+            let counters = try listed.compactMap { try $0.contents()["counter"]?.intValue }
+            #expect(counters.allSatisfy { $0 <= saved }, "round \(round): the file holds \(saved), generations \(counters)")
+        }
+        let numbers = try PlistHistory.summaries(for: url.path).map(\.number)
+        #expect(numbers == numbers.sorted() && Set(numbers).count == numbers.count)
+    }
+
     /// The tool and a program writing the same domain at once: afterwards every key is
     /// explained as its writer's, read back by a reader that starts then.
     @Test func theToolBesideAProgramLeavesEachKeyExplainedAsItsWriters() async throws {

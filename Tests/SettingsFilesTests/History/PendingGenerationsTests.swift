@@ -1,0 +1,145 @@
+import Foundation
+@testable import SettingsPlist
+@testable import SettingsFiles
+import SettingsTestSupport
+import Testing
+
+/// A save's generation is kept pending before its replace and confirmed after it
+/// (`PlistHistory.keep(…pending:…)`, `PlistHistory.confirm(for:known:)`): a writer killed between
+/// the two leaves no generation of a save that never happened, which `settings restore` would
+/// then write.
+struct PendingGenerationsTests {
+    let writer = SettingsProvenance(origin: .write, process: "MyApp", pid: 1, date: Date(timeIntervalSince1970: 0))
+
+    func bytes(_ i: Int) throws -> Data {
+        try PlistValue.dictionary(["i": .integer(PlistInteger(Int64(i)))]).encoded(as: .binary)
+    }
+
+    /// The last byte of the magic of the journal's last record (`1` confirmed, `P` pending).
+    func lastMark(_ target: String) throws -> UInt8? {
+        let journal = try Data(contentsOf: URL(filePath: PlistHistory.journal(for: target)))
+        let records = Array(journal).withUnsafeBytes { HistoryJournal.scan($0).records }
+        return records.last.map { journal[$0.offset + 3] }
+    }
+
+    @Test func aPendingGenerationIsNotListedUntilConfirmed() throws {
+        let dir = try TemporaryDirectory()
+        let target = dir.path("settings.plist")
+        let limits = PlistHistory.Limits(count: 20)
+        var known = PlistHistory.Known()
+        try PlistHistory.keep(bytes(1), changed: [["i"]], by: writer, for: target, limits: limits, known: &known)
+        #expect(try PlistHistory.keep(bytes(2), changed: [["i"]], by: writer, for: target, limits: limits,
+                                      pending: true, known: &known) == 2)
+        #expect(try lastMark(target) == UInt8(ascii: "P"))
+        #expect(try PlistHistory.list(for: target).map(\.number) == [1])
+        #expect(try PlistHistory.summaries(for: target).map(\.number) == [1])
+        #expect(try PlistHistory.newest(for: target)?.number == 1)
+        #expect(try PlistHistory.generation(2, for: target) == nil)
+        try PlistHistory.confirm(for: target, known: &known)
+        #expect(try lastMark(target) == UInt8(ascii: "1"))
+        #expect(try PlistHistory.list(for: target).map(\.number) == [1, 2])
+        #expect(try PlistHistory.newest(for: target)?.contents() == ["i": 2])
+        #expect(known.records.last?.pending == false)
+    }
+
+    /// What a writer killed after keeping its generation and before its replace leaves: the
+    /// next writer cuts the pending record off and numbers its own above it, so a reader that
+    /// saw the pending one never takes the next for it.
+    @Test func theNextWriterCutsAnUnconfirmedGenerationAndNumbersAboveIt() throws {
+        let dir = try TemporaryDirectory()
+        let target = dir.path("settings.plist")
+        let limits = PlistHistory.Limits(count: 20)
+        var killed = PlistHistory.Known()
+        for i in 1...3 { try PlistHistory.keep(bytes(i), changed: [["i"]], by: writer, for: target, limits: limits, known: &killed) }
+        let never: PlistDictionary = ["i": ["origin": "write", "process": "Killed"]]
+        try PlistHistory.keep(bytes(4), changed: [["i"]], by: writer, for: target, limits: limits,
+                              provenance: never, pending: true, known: &killed)
+        // A reader without the lock sees it, pending, while its writer might still confirm it.
+        var reader = PlistHistory.Known()
+        #expect(reader.provenanceDeltas(for: target, after: 3).map(\.number) == [4])
+        #expect(reader.records.last?.pending == true)
+        // The writer is killed (never confirms); the next writer, under the lock, cuts it.
+        var next = PlistHistory.Known()
+        let size = try #require(try PlistFile.identity(of: PlistHistory.journal(for: target))?.size)
+        // Of the killed one's length: the journal is then as long as the reader last saw it.
+        let made: PlistDictionary = ["i": ["origin": "write", "process": "Made!!"]]
+        #expect(try PlistHistory.keep(bytes(5), changed: [["i"]], by: writer, for: target, limits: limits,
+                                      provenance: made, pending: true, known: &next) == 5)
+        try PlistHistory.confirm(for: target, known: &next)
+        #expect(try PlistHistory.list(for: target).map(\.number) == [1, 2, 3, 5])
+        #expect(try PlistHistory.generation(4, for: target) == nil)
+        #expect(try PlistFile.identity(of: PlistHistory.journal(for: target))?.size == size,
+                "the record of 4 was cut, and 5 took its place")
+        // The reader takes the new record for what it is, not for an append after 4.
+        #expect(reader.provenanceDeltas(for: target, after: 3).map(\.entries) == [made])
+        #expect(reader.records.map(\.number) == [1, 2, 3, 5])
+        #expect(reader.records.map(\.tag) == next.records.map(\.tag))
+    }
+
+    /// A reader that saw a record pending learns that it was confirmed (in place, at the same
+    /// length), and a writer that saw it pending keeps it, not cuts it.
+    @Test(arguments: [false, true])
+    func aRecordSeenPendingAndConfirmedSinceIsKept(byAWriter: Bool) throws {
+        let dir = try TemporaryDirectory()
+        let target = dir.path("settings.plist")
+        let limits = PlistHistory.Limits(count: 20)
+        var saver = PlistHistory.Known()
+        try PlistHistory.keep(bytes(1), changed: [["i"]], by: writer, for: target, limits: limits, known: &saver)
+        let entries: PlistDictionary = ["i": ["origin": "write", "process": "Saver"]]
+        try PlistHistory.keep(bytes(2), changed: [["i"]], by: writer, for: target, limits: limits,
+                              provenance: entries, pending: true, known: &saver)
+        var other = PlistHistory.Known()
+        #expect(other.provenanceDeltas(for: target, after: 0).map(\.number) == [2])
+        #expect(other.records.last?.pending == true)
+        try PlistHistory.confirm(for: target, known: &saver)
+        if byAWriter {
+            #expect(try PlistHistory.keep(bytes(3), changed: [["i"]], by: writer, for: target, limits: limits, known: &other) == 3)
+            #expect(try PlistHistory.list(for: target).map(\.number) == [1, 2, 3])
+        } else {
+            #expect(other.provenanceDeltas(for: target, after: 0).map(\.entries) == [entries])
+            #expect(other.records.last?.pending == false)
+        }
+    }
+
+    /// A pending record before another one is no record (only the last may be pending): a
+    /// reader stops there, and the next writer cuts the journal there.
+    @Test func aPendingRecordBeforeAnotherEndsTheJournal() throws {
+        let dir = try TemporaryDirectory()
+        let target = dir.path("settings.plist")
+        let limits = PlistHistory.Limits(count: 20)
+        var first = PlistHistory.Known()
+        try PlistHistory.keep(bytes(1), changed: [["i"]], by: writer, for: target, limits: limits, known: &first)
+        try PlistHistory.keep(bytes(2), changed: [["i"]], by: writer, for: target, limits: limits, pending: true, known: &first)
+        // Planted after it: a record appended without cutting the pending one.
+        let payload: PlistValue = ["origin": "write", "date": .date(Date()), "changed": ["i"], "contents": .data(try bytes(3)), "number": 3]
+        try plantRecord(payload, besides: target)
+        #expect(try PlistHistory.list(for: target).map(\.number) == [1])
+        var next = PlistHistory.Known()
+        #expect(try PlistHistory.keep(bytes(4), changed: [["i"]], by: writer, for: target, limits: limits, known: &next) == 2)
+        #expect(try PlistHistory.list(for: target).map(\.number) == [1, 2])
+        #expect(try PlistHistory.newest(for: target)?.contents() == ["i": 4])
+    }
+
+    /// Every change through the transaction leaves its generation confirmed.
+    @Test func aTransactionConfirmsItsGeneration() throws {
+        let dir = try TemporaryDirectory()
+        let target = dir.path("settings.plist")
+        var recorder: PlistRecorder? = PlistRecorder(limits: .init())
+        for i in 1...3 {
+            let outcome = try SettingsFileTransaction.run(at: target, options: .init(), known: nil, recorder: &recorder) {
+                (current) throws(SettingsFileTransaction.Failure) -> SettingsFileTransaction.Edit? in
+                var contents = current.contents ?? PlistDictionary()
+                contents["i"] = .integer(PlistInteger(Int64(i)))
+                return .init(contents: contents, changed: [["i"]], writer: writer)
+            }
+            guard case .written(let written) = outcome else {
+                Issue.record("change \(i) was not written")
+                return
+            }
+            #expect(written.generation == i)
+            #expect(written.historyProblem == nil)
+            #expect(try lastMark(target) == UInt8(ascii: "1"))
+        }
+        #expect(try PlistHistory.list(for: target).map(\.number) == [1, 2, 3])
+    }
+}
