@@ -276,27 +276,37 @@ public enum PlistHistory {
     /// killed writer left unfinished, and a pending record whose writer did not confirm it (the
     /// caller holds the lock, so no writer is between its append and its confirmation).
     private static func catchUp(_ journal: PlistFile.Held, _ s: stat, known: inout Known) throws(PlistFile.Failure) {
-        let torn = try known.read(journal.fd, s)
-        if torn == true {
-            // A record not whole (a writer killed while appending), or what is not a record at all.
-            guard ftruncate(journal.fd, off_t(known.end)) == 0 else { throw PlistFile.Failure("cannot cut the history journal's unfinished record") }
-        }
-        if let last = known.records.last, last.pending {
-            // Seen pending (by this writer without the lock, or just now): confirmed since, or
-            // the record of a save that never happened (its writer killed before the replace,
-            // or the replace failed), which goes.
-            if try HistoryJournal.isConfirmed(last, in: journal.fd) {
+        var changed = false
+        for attempt in 0..<2 {
+            if let torn = try known.read(journal.fd, s) {
+                changed = true
+                if torn {
+                    // A record not whole (a writer killed while appending), or what is not a record at all.
+                    guard ftruncate(journal.fd, off_t(known.end)) == 0 else { throw PlistFile.Failure("cannot cut the history journal's unfinished record") }
+                }
+            }
+            guard let last = known.records.last, last.pending else { break }
+            // Pending, to the lock's holder: confirmed since it was seen, or the record of a
+            // save that never happened (its writer killed before the replace, or the replace
+            // failed), which goes; or not there at all (then the journal is read whole).
+            switch try HistoryJournal.state(of: last, in: journal.fd) {
+            case .confirmed:
                 known.records[known.records.count - 1].pending = false
-            } else {
+            case .pending:
                 guard ftruncate(journal.fd, off_t(last.offset)) == 0 else { throw PlistFile.Failure("cannot cut the history journal's unconfirmed record") }
                 known.records.removeLast()
                 known.end = last.offset
-                known.numberFloor = max(known.numberFloor, last.number + 1)
+                if last.number < maximumNumber { known.numberFloor = max(known.numberFloor, last.number + 1) }
+            case .replaced:
+                guard attempt == 0 else { throw PlistFile.Failure("cannot read the history journal's last record") }
+                known.held = nil  // read whole
+                changed = true
+                continue
             }
-        } else if torn == nil {
-            return  // unchanged
+            changed = true
+            break
         }
-        known.note(journal)
+        if changed { known.note(journal) }
     }
 
     /// Confirms the pending generation ``keep(_:changed:by:for:limits:provenance:pending:known:writesLog:)``
@@ -683,8 +693,20 @@ extension PlistHistory.Known {
         let current = PlistFile.Identity(s)
         // Trusted only while held open: otherwise another journal may have its inode number.
         let held = holdsJournal
-        guard !held || current != identity else { return nil }
         let size = Int(s.st_size)
+        if held, current == identity {
+            // Unchanged, by its identity. A record seen pending is looked at all the same: one cut
+            // (its writer killed) and another appended in its place at its length within one tick
+            // of a coarse clock leave the identity as it was.
+            guard let last = records.last, last.pending else { return nil }
+            switch try HistoryJournal.state(of: last, in: fd) {
+            case .pending: return nil
+            case .confirmed:
+                records[records.count - 1].pending = false
+                return false
+            case .replaced: break  // read whole, below
+            }
+        }
         let sameFile = held && identity.map { $0.device == current.device && $0.inode == current.inode } == true
         if sameFile, size > end, end > 0, let appended = try appended(fd, size: size) {
             // Grown: others appended whole records after the records known (the first naming
@@ -692,7 +714,7 @@ extension PlistHistory.Known {
             if !records.isEmpty { records[records.count - 1].pending = false }
             records += appended.records
             end += appended.length
-        } else if sameFile, size == end, let last = records.last, last.pending, try HistoryJournal.isConfirmed(last, in: fd) {
+        } else if sameFile, size == end, let last = records.last, last.pending, try HistoryJournal.state(of: last, in: fd) == .confirmed {
             // Only the pending record confirmed since.
             records[records.count - 1].pending = false
         } else if size > HistoryJournal.maximumSize {

@@ -149,18 +149,32 @@ enum HistoryJournal {
         return kept(Array(records.dropLast()))
     }
 
-    /// Whether `record`, seen pending, is in the journal open as `fd` now and confirmed: read
-    /// again whole, the same length, the magic confirmed, and its name (``Record/tag``) the same
-    /// (a record of another writer's may have taken its place, at its length).
-    static func isConfirmed(_ record: Record, in fd: Int32) throws(PlistFile.Failure) -> Bool {
-        guard let name = record.tag else { return false }
+    /// What became of a record seen pending.
+    enum PendingState {
+        /// Still there, still pending: its writer is between its append and its confirmation
+        /// (or, to a writer holding the lock, was killed there).
+        case pending
+        /// Still there, confirmed.
+        case confirmed
+        /// Not there: another record (of another writer's, after this one was cut) or nothing
+        /// is at its place, whatever the journal's identity says (a cut and an append of the
+        /// same length within one tick of a coarse clock leave it as it was).
+        case replaced
+    }
+
+    /// What became of `record`, seen pending, in the journal open as `fd`: read again whole, it
+    /// is the same record when it has the same length, number and name (``Record/tag``).
+    static func state(of record: Record, in fd: Int32) throws(PlistFile.Failure) -> PendingState {
+        guard let name = record.tag else { return .replaced }
         var s = stat()
-        guard fstat(fd, &s) == 0, Int(s.st_size) >= record.offset + record.length else { return false }
+        guard fstat(fd, &s) == 0, Int(s.st_size) >= record.offset + record.length else { return .replaced }
         let bytes = try read(fd, from: record.offset, count: record.length)
         return bytes.withUnsafeBytes { raw in
             let found = scan(raw).records
-            return found.count == 1 && !found[0].pending && found[0].length == record.length && found[0].tag == name
-                && found[0].number == record.number
+            guard found.count == 1, found[0].length == record.length, found[0].tag == name, found[0].number == record.number else {
+                return .replaced
+            }
+            return found[0].pending ? .pending : .confirmed
         }
     }
 

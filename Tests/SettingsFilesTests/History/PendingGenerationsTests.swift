@@ -3,6 +3,9 @@ import Foundation
 @testable import SettingsFiles
 import SettingsTestSupport
 import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A save's generation is kept pending before its replace and confirmed after it
 /// (`PlistHistory.keep(…pending:…)`, `PlistHistory.confirm(for:known:)`): a writer killed between
@@ -99,6 +102,37 @@ struct PendingGenerationsTests {
             #expect(other.provenanceDeltas(for: target, after: 0).map(\.entries) == [entries])
             #expect(other.records.last?.pending == false)
         }
+    }
+
+    /// A writer that saw a record pending (loaded while its writer was between append and
+    /// confirmation), after that writer was killed and another cut the record and kept its own
+    /// in its place at its length, within one tick of a coarse clock (1 s: the journal's
+    /// identity is then as it was): the writer keeps the other's generation, not cuts it.
+    /// Found by an attack with second-granularity timestamps (15 of 15 runs).
+    @Test func aRecordCutAndReplacedAtItsLengthWithinOneTickIsNotCutAgain() throws {
+        let dir = try TemporaryDirectory()
+        let target = dir.path("settings.plist")
+        let limits = PlistHistory.Limits(count: 20)
+        var killed = PlistHistory.Known()
+        try PlistHistory.keep(bytes(1), changed: [["i"]], by: writer, for: target, limits: limits, known: &killed)
+        try PlistHistory.keep(bytes(2), changed: [["i"]], by: writer, for: target, limits: limits,
+                              provenance: ["i": ["origin": "write", "process": "Killed"]], pending: true, known: &killed)
+        var loaded = PlistHistory.Known()
+        _ = loaded.provenanceDeltas(for: target, after: 0)
+        #expect(loaded.records.last?.pending == true)
+        let journal = PlistHistory.journal(for: target)
+        var seen = stat()
+        #expect(lstat(journal, &seen) == 0)
+        var other = PlistHistory.Known()
+        #expect(try PlistHistory.keep(bytes(3), changed: [["i"]], by: writer, for: target, limits: limits,
+                                      provenance: ["i": ["origin": "write", "process": "Other!"]], pending: true, known: &other) == 3)
+        try PlistHistory.confirm(for: target, known: &other)
+        // The same inode and length; the clock's tick makes the time the same too.
+        #expect(utimensat(AT_FDCWD, journal, [seen.st_atim, seen.st_mtim], AT_SYMLINK_NOFOLLOW) == 0)
+        #expect(try PlistFile.identity(of: journal) == PlistFile.Identity(seen))
+        #expect(try PlistHistory.keep(bytes(4), changed: [["i"]], by: writer, for: target, limits: limits, known: &loaded) == 4)
+        #expect(try PlistHistory.list(for: target).map(\.number) == [1, 3, 4])
+        #expect(try PlistHistory.generation(3, for: target)?.contents() == ["i": 3])
     }
 
     /// A pending record before another one is no record (only the last may be pending): a
