@@ -292,16 +292,18 @@ public enum PlistHistory {
             switch try HistoryJournal.state(of: last, in: journal.fd) {
             case .confirmed:
                 known.records[known.records.count - 1].pending = false
-            case .pending:
-                guard ftruncate(journal.fd, off_t(last.offset)) == 0 else { throw PlistFile.Failure("cannot cut the history journal's unconfirmed record") }
-                known.records.removeLast()
-                known.end = last.offset
-                if last.number < maximumNumber { known.numberFloor = max(known.numberFloor, last.number + 1) }
-            case .replaced:
-                guard attempt == 0 else { throw PlistFile.Failure("cannot read the history journal's last record") }
+            case .replaced where attempt == 0:
                 known.held = nil  // read whole
                 changed = true
                 continue
+            case .pending, .replaced:
+                guard ftruncate(journal.fd, off_t(last.offset)) == 0 else { throw PlistFile.Failure("cannot cut the history journal's unconfirmed record") }
+                known.records.removeLast()
+                known.end = last.offset
+                // The next number above it, as long as it is one a writer gave (at most a few
+                // above the record before it): a planted one near the largest uses nothing up.
+                let before = known.records.last?.number ?? 0
+                if last.number - before <= 64 { known.numberFloor = max(known.numberFloor, last.number + 1) }
             }
             changed = true
             break

@@ -125,6 +125,8 @@ enum HistoryJournal {
             guard case .dictionary(let e)? = decodeWithoutContents(payload),
                   let number = e["number"]?.intValue, number > last, number <= PlistHistory.maximumNumber,
                   PlistHistory.generation(number, from: e, bytes: Data()) != nil else { break }
+            // A writer names every pending record: one without a name is no record.
+            if pending && tag(e["tag"]) == nil { break }
             let oldest = e["oldest"]?.intValue.flatMap { $0 >= 1 && $0 <= number ? $0 : nil }
             let entries = e["provenance"]?.dictionaryValue.flatMap { $0.isEmpty ? nil : $0 }
             records.append(Record(number: number, offset: base + at, length: headerSize + length, oldest: oldest,

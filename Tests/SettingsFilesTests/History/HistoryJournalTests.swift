@@ -18,11 +18,12 @@ private func change(_ path: String, _ key: String, _ value: PlistValue, recorder
 }
 
 /// Appends `value` to the history journal beside `path` as a record, as a writer would (planted
-/// records are outside input); `torn` cuts the record short, as a killed writer leaves it.
-func plantRecord(_ value: PlistValue, besides path: String, torn: Bool = false) throws {
+/// records are outside input); `torn` cuts the record short, as a killed writer leaves it;
+/// `pending` marks it pending (`SGJP`).
+func plantRecord(_ value: PlistValue, besides path: String, torn: Bool = false, pending: Bool = false) throws {
     let payload = try value.encoded(as: .binary)
     let n = payload.count
-    var record = Data("SGJ1".utf8) + Data([UInt8(n & 0xff), UInt8(n >> 8 & 0xff), UInt8(n >> 16 & 0xff), UInt8(n >> 24 & 0xff)]) + payload
+    var record = Data((pending ? "SGJP" : "SGJ1").utf8) + Data([UInt8(n & 0xff), UInt8(n >> 8 & 0xff), UInt8(n >> 16 & 0xff), UInt8(n >> 24 & 0xff)]) + payload
     if torn { record = record.prefix(record.count - 3) }
     let journal = URL(filePath: PlistHistory.journal(for: path))
     let handle = try FileHandle(forWritingTo: journal)

@@ -154,6 +154,30 @@ struct PendingGenerationsTests {
         #expect(try PlistHistory.newest(for: target)?.contents() == ["i": 4])
     }
 
+    /// Planted pending records (outside input): one without a name is no record, and one
+    /// numbered near the largest number is cut without using the numbers up.
+    @Test(arguments: [(nil, 3), (Int64(HistoryJournal.tagValue(HistoryJournal.newTag()).intValue ?? 0), 3),
+                      (Int64(HistoryJournal.tagValue(HistoryJournal.newTag()).intValue ?? 0), Int(PlistHistory.maximumNumber) - 2)])
+    func aPlantedPendingRecordIsCutAndHistoryGoesOn(tag: Int64?, number: Int) throws {
+        let dir = try TemporaryDirectory()
+        let target = dir.path("settings.plist")
+        let limits = PlistHistory.Limits(count: 20)
+        var known = PlistHistory.Known()
+        for i in 1...2 { try PlistHistory.keep(bytes(i), changed: [["i"]], by: writer, for: target, limits: limits, known: &known) }
+        var planted: PlistDictionary = ["origin": "write", "date": .date(Date()), "changed": ["i"], "contents": .data(try bytes(99)),
+                                        "number": .integer(PlistInteger(Int64(number)))]
+        if let tag { planted["tag"] = .integer(PlistInteger(tag)) }
+        try plantRecord(.dictionary(planted), besides: target, pending: true)
+        #expect(try PlistHistory.list(for: target).map(\.number) == [1, 2])
+        for i in 3...5 {
+            var next = PlistHistory.Known()
+            #expect(try PlistHistory.keep(bytes(i), changed: [["i"]], by: writer, for: target, limits: limits, known: &next) != nil)
+        }
+        let numbers = try PlistHistory.list(for: target).map(\.number)
+        #expect(numbers.count == 5 && numbers.prefix(2) == [1, 2] && numbers.allSatisfy { $0 < 100 }, "\(numbers)")
+        #expect(try PlistHistory.newest(for: target)?.contents() == ["i": 5])
+    }
+
     /// Every change through the transaction leaves its generation confirmed.
     @Test func aTransactionConfirmsItsGeneration() throws {
         let dir = try TemporaryDirectory()
