@@ -276,39 +276,25 @@ public enum PlistHistory {
     /// killed writer left unfinished, and a pending record whose writer did not confirm it (the
     /// caller holds the lock, so no writer is between its append and its confirmation).
     private static func catchUp(_ journal: PlistFile.Held, _ s: stat, known: inout Known) throws(PlistFile.Failure) {
-        var changed = false
-        for attempt in 0..<2 {
-            if let torn = try known.read(journal.fd, s) {
-                changed = true
-                if torn {
-                    // A record not whole (a writer killed while appending), or what is not a record at all.
-                    guard ftruncate(journal.fd, off_t(known.end)) == 0 else { throw PlistFile.Failure("cannot cut the history journal's unfinished record") }
-                }
-            }
-            guard let last = known.records.last, last.pending else { break }
-            // Pending, to the lock's holder: confirmed since it was seen, or the record of a
-            // save that never happened (its writer killed before the replace, or the replace
-            // failed), which goes; or not there at all (then the journal is read whole).
-            switch try HistoryJournal.state(of: last, in: journal.fd) {
-            case .confirmed:
-                known.records[known.records.count - 1].pending = false
-            case .replaced where attempt == 0:
-                known.held = nil  // read whole
-                changed = true
-                continue
-            case .pending, .replaced:
-                guard ftruncate(journal.fd, off_t(last.offset)) == 0 else { throw PlistFile.Failure("cannot cut the history journal's unconfirmed record") }
-                known.records.removeLast()
-                known.end = last.offset
-                // The next number above it, as long as it is one a writer gave (at most a few
-                // above the record before it): a planted one near the largest uses nothing up.
-                let before = known.records.last?.number ?? 0
-                if last.number - before <= 64 { known.numberFloor = max(known.numberFloor, last.number + 1) }
-            }
-            changed = true
-            break
+        let torn = try known.read(journal.fd, s)
+        if torn == true {
+            // A record not whole (a writer killed while appending), or what is not a record at all.
+            guard ftruncate(journal.fd, off_t(known.end)) == 0 else { throw PlistFile.Failure("cannot cut the history journal's unfinished record") }
         }
-        if changed { known.note(journal) }
+        if let last = known.records.last, last.pending {
+            // Pending now (``Known/read(_:_:)`` looked), to the lock's holder: the record of a save
+            // that never happened (its writer killed before the replace, or the replace failed).
+            guard ftruncate(journal.fd, off_t(last.offset)) == 0 else { throw PlistFile.Failure("cannot cut the history journal's unconfirmed record") }
+            known.records.removeLast()
+            known.end = last.offset
+            // The next number above it, as long as it is one a writer gave (at most a few above
+            // the record before it): a planted one near the largest uses nothing up.
+            let before = known.records.last?.number ?? 0
+            if last.number - before <= 64 { known.numberFloor = max(known.numberFloor, last.number + 1) }
+        } else if torn == nil {
+            return  // unchanged
+        }
+        known.note(journal)
     }
 
     /// Confirms the pending generation ``keep(_:changed:by:for:limits:provenance:pending:known:writesLog:)``
@@ -687,7 +673,9 @@ extension PlistHistory.Known {
     /// Reads what changed in the journal open as `fd` (examined as `s`) since this writer last
     /// read or wrote it: only the records appended after the known end when it grew, all of it
     /// when it is another file (another writer wrote it again), nothing when it is unchanged. One
-    /// larger than any writer writes holds no records. ``identity`` is left to the caller.
+    /// larger than any writer writes holds no records. ``identity`` is left to the caller. A last
+    /// record left pending is pending in the journal now (looked at again, whatever the
+    /// journal's identity says).
     ///
     /// - Returns: `nil` when the journal is unchanged; else whether it ends with bytes that are
     ///   not a whole record.
@@ -696,29 +684,28 @@ extension PlistHistory.Known {
         // Trusted only while held open: otherwise another journal may have its inode number.
         let held = holdsJournal
         let size = Int(s.st_size)
-        if held, current == identity {
-            // Unchanged, by its identity. A record seen pending is looked at all the same: one cut
-            // (its writer killed) and another appended in its place at its length within one tick
-            // of a coarse clock leave the identity as it was.
-            guard let last = records.last, last.pending else { return nil }
+        let sameFile = held && identity.map { $0.device == current.device && $0.inode == current.inode } == true
+        if sameFile, size == end, let last = records.last, last.pending {
+            // A record seen pending is looked at again whatever the identity says: confirmed in
+            // place since (the time changes, the length not), or cut and another appended in its
+            // place at its length, which within one tick of a coarse clock leaves the identity as
+            // it was. Still pending, in a journal that is otherwise unchanged: nothing to read.
             switch try HistoryJournal.state(of: last, in: fd) {
-            case .pending: return nil
             case .confirmed:
                 records[records.count - 1].pending = false
                 return false
-            case .replaced: break  // read whole, below
+            case .pending where current == identity: return nil
+            case .pending, .replaced: break  // read whole, below
             }
+        } else if held, current == identity {
+            return nil  // unchanged
         }
-        let sameFile = held && identity.map { $0.device == current.device && $0.inode == current.inode } == true
         if sameFile, size > end, end > 0, let appended = try appended(fd, size: size) {
             // Grown: others appended whole records after the records known (the first naming
             // the last known one, which was therefore confirmed if it was pending).
             if !records.isEmpty { records[records.count - 1].pending = false }
             records += appended.records
             end += appended.length
-        } else if sameFile, size == end, let last = records.last, last.pending, try HistoryJournal.state(of: last, in: fd) == .confirmed {
-            // Only the pending record confirmed since.
-            records[records.count - 1].pending = false
         } else if size > HistoryJournal.maximumSize {
             records = []
             end = 0

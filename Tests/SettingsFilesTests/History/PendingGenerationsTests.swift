@@ -12,12 +12,6 @@ import Glibc
 /// the two leaves no generation of a save that never happened, which `settings restore` would
 /// then write.
 struct PendingGenerationsTests {
-    let writer = SettingsProvenance(origin: .write, process: "MyApp", pid: 1, date: Date(timeIntervalSince1970: 0))
-
-    func bytes(_ i: Int) throws -> Data {
-        try PlistValue.dictionary(["i": .integer(PlistInteger(Int64(i)))]).encoded(as: .binary)
-    }
-
     /// The last byte of the magic of the journal's last record (`1` confirmed, `P` pending).
     func lastMark(_ target: String) throws -> UInt8? {
         let journal = try Data(contentsOf: URL(filePath: PlistHistory.journal(for: target)))
@@ -26,13 +20,11 @@ struct PendingGenerationsTests {
     }
 
     @Test func aPendingGenerationIsNotListedUntilConfirmed() throws {
-        let dir = try TemporaryDirectory()
-        let target = dir.path("settings.plist")
-        let limits = PlistHistory.Limits(count: 20)
+        let history = try HistoryFixture()
+        let target = history.target
         var known = PlistHistory.Known()
-        try PlistHistory.keep(bytes(1), changed: [["i"]], by: writer, for: target, limits: limits, known: &known)
-        #expect(try PlistHistory.keep(bytes(2), changed: [["i"]], by: writer, for: target, limits: limits,
-                                      pending: true, known: &known) == 2)
+        try history.keep(1, known: &known)
+        #expect(try history.keep(2, pending: true, known: &known) == 2)
         #expect(try lastMark(target) == UInt8(ascii: "P"))
         #expect(try PlistHistory.list(for: target).map(\.number) == [1])
         #expect(try PlistHistory.summaries(for: target).map(\.number) == [1])
@@ -49,14 +41,12 @@ struct PendingGenerationsTests {
     /// next writer cuts the pending record off and numbers its own above it, so a reader that
     /// saw the pending one never takes the next for it.
     @Test func theNextWriterCutsAnUnconfirmedGenerationAndNumbersAboveIt() throws {
-        let dir = try TemporaryDirectory()
-        let target = dir.path("settings.plist")
-        let limits = PlistHistory.Limits(count: 20)
+        let history = try HistoryFixture()
+        let target = history.target
         var killed = PlistHistory.Known()
-        for i in 1...3 { try PlistHistory.keep(bytes(i), changed: [["i"]], by: writer, for: target, limits: limits, known: &killed) }
+        for i in 1...3 { try history.keep(i, known: &killed) }
         let never: PlistDictionary = ["i": ["origin": "write", "process": "Killed"]]
-        try PlistHistory.keep(bytes(4), changed: [["i"]], by: writer, for: target, limits: limits,
-                              provenance: never, pending: true, known: &killed)
+        try history.keep(4, provenance: never, pending: true, known: &killed)
         // A reader without the lock sees it, pending, while its writer might still confirm it.
         var reader = PlistHistory.Known()
         #expect(reader.provenanceDeltas(for: target, after: 3).map(\.number) == [4])
@@ -66,8 +56,7 @@ struct PendingGenerationsTests {
         let size = try #require(try PlistFile.identity(of: PlistHistory.journal(for: target))?.size)
         // Of the killed one's length: the journal is then as long as the reader last saw it.
         let made: PlistDictionary = ["i": ["origin": "write", "process": "Made!!"]]
-        #expect(try PlistHistory.keep(bytes(5), changed: [["i"]], by: writer, for: target, limits: limits,
-                                      provenance: made, pending: true, known: &next) == 5)
+        #expect(try history.keep(5, provenance: made, pending: true, known: &next) == 5)
         try PlistHistory.confirm(for: target, known: &next)
         #expect(try PlistHistory.list(for: target).map(\.number) == [1, 2, 3, 5])
         #expect(try PlistHistory.generation(4, for: target) == nil)
@@ -83,20 +72,18 @@ struct PendingGenerationsTests {
     /// length), and a writer that saw it pending keeps it, not cuts it.
     @Test(arguments: [false, true])
     func aRecordSeenPendingAndConfirmedSinceIsKept(byAWriter: Bool) throws {
-        let dir = try TemporaryDirectory()
-        let target = dir.path("settings.plist")
-        let limits = PlistHistory.Limits(count: 20)
+        let history = try HistoryFixture()
+        let target = history.target
         var saver = PlistHistory.Known()
-        try PlistHistory.keep(bytes(1), changed: [["i"]], by: writer, for: target, limits: limits, known: &saver)
+        try history.keep(1, known: &saver)
         let entries: PlistDictionary = ["i": ["origin": "write", "process": "Saver"]]
-        try PlistHistory.keep(bytes(2), changed: [["i"]], by: writer, for: target, limits: limits,
-                              provenance: entries, pending: true, known: &saver)
+        try history.keep(2, provenance: entries, pending: true, known: &saver)
         var other = PlistHistory.Known()
         #expect(other.provenanceDeltas(for: target, after: 0).map(\.number) == [2])
         #expect(other.records.last?.pending == true)
         try PlistHistory.confirm(for: target, known: &saver)
         if byAWriter {
-            #expect(try PlistHistory.keep(bytes(3), changed: [["i"]], by: writer, for: target, limits: limits, known: &other) == 3)
+            #expect(try history.keep(3, known: &other) == 3)
             #expect(try PlistHistory.list(for: target).map(\.number) == [1, 2, 3])
         } else {
             #expect(other.provenanceDeltas(for: target, after: 0).map(\.entries) == [entries])
@@ -110,13 +97,11 @@ struct PendingGenerationsTests {
     /// identity is then as it was): the writer keeps the other's generation, not cuts it.
     /// Found by an attack with second-granularity timestamps (15 of 15 runs).
     @Test func aRecordCutAndReplacedAtItsLengthWithinOneTickIsNotCutAgain() throws {
-        let dir = try TemporaryDirectory()
-        let target = dir.path("settings.plist")
-        let limits = PlistHistory.Limits(count: 20)
+        let history = try HistoryFixture()
+        let target = history.target
         var killed = PlistHistory.Known()
-        try PlistHistory.keep(bytes(1), changed: [["i"]], by: writer, for: target, limits: limits, known: &killed)
-        try PlistHistory.keep(bytes(2), changed: [["i"]], by: writer, for: target, limits: limits,
-                              provenance: ["i": ["origin": "write", "process": "Killed"]], pending: true, known: &killed)
+        try history.keep(1, known: &killed)
+        try history.keep(2, provenance: ["i": ["origin": "write", "process": "Killed"]], pending: true, known: &killed)
         var loaded = PlistHistory.Known()
         _ = loaded.provenanceDeltas(for: target, after: 0)
         #expect(loaded.records.last?.pending == true)
@@ -124,13 +109,12 @@ struct PendingGenerationsTests {
         var seen = stat()
         #expect(lstat(journal, &seen) == 0)
         var other = PlistHistory.Known()
-        #expect(try PlistHistory.keep(bytes(3), changed: [["i"]], by: writer, for: target, limits: limits,
-                                      provenance: ["i": ["origin": "write", "process": "Other!"]], pending: true, known: &other) == 3)
+        #expect(try history.keep(3, provenance: ["i": ["origin": "write", "process": "Other!"]], pending: true, known: &other) == 3)
         try PlistHistory.confirm(for: target, known: &other)
         // The same inode and length; the clock's tick makes the time the same too.
         #expect(utimensat(AT_FDCWD, journal, [seen.st_atim, seen.st_mtim], AT_SYMLINK_NOFOLLOW) == 0)
         #expect(try PlistFile.identity(of: journal) == PlistFile.Identity(seen))
-        #expect(try PlistHistory.keep(bytes(4), changed: [["i"]], by: writer, for: target, limits: limits, known: &loaded) == 4)
+        #expect(try history.keep(4, known: &loaded) == 4)
         #expect(try PlistHistory.list(for: target).map(\.number) == [1, 3, 4])
         #expect(try PlistHistory.generation(3, for: target)?.contents() == ["i": 3])
     }
@@ -138,18 +122,17 @@ struct PendingGenerationsTests {
     /// A pending record before another one is no record (only the last may be pending): a
     /// reader stops there, and the next writer cuts the journal there.
     @Test func aPendingRecordBeforeAnotherEndsTheJournal() throws {
-        let dir = try TemporaryDirectory()
-        let target = dir.path("settings.plist")
-        let limits = PlistHistory.Limits(count: 20)
+        let history = try HistoryFixture()
+        let target = history.target
         var first = PlistHistory.Known()
-        try PlistHistory.keep(bytes(1), changed: [["i"]], by: writer, for: target, limits: limits, known: &first)
-        try PlistHistory.keep(bytes(2), changed: [["i"]], by: writer, for: target, limits: limits, pending: true, known: &first)
+        try history.keep(1, known: &first)
+        try history.keep(2, pending: true, known: &first)
         // Planted after it: a record appended without cutting the pending one.
-        let payload: PlistValue = ["origin": "write", "date": .date(Date()), "changed": ["i"], "contents": .data(try bytes(3)), "number": 3]
+        let payload: PlistValue = ["origin": "write", "date": .date(Date()), "changed": ["i"], "contents": .data(try HistoryFixture.bytes(3)), "number": 3]
         try plantRecord(payload, besides: target)
         #expect(try PlistHistory.list(for: target).map(\.number) == [1])
         var next = PlistHistory.Known()
-        #expect(try PlistHistory.keep(bytes(4), changed: [["i"]], by: writer, for: target, limits: limits, known: &next) == 2)
+        #expect(try history.keep(4, known: &next) == 2)
         #expect(try PlistHistory.list(for: target).map(\.number) == [1, 2])
         #expect(try PlistHistory.newest(for: target)?.contents() == ["i": 4])
     }
@@ -159,19 +142,18 @@ struct PendingGenerationsTests {
     @Test(arguments: [(nil, 3), (Int64(HistoryJournal.tagValue(HistoryJournal.newTag()).intValue ?? 0), 3),
                       (Int64(HistoryJournal.tagValue(HistoryJournal.newTag()).intValue ?? 0), Int(PlistHistory.maximumNumber) - 2)])
     func aPlantedPendingRecordIsCutAndHistoryGoesOn(tag: Int64?, number: Int) throws {
-        let dir = try TemporaryDirectory()
-        let target = dir.path("settings.plist")
-        let limits = PlistHistory.Limits(count: 20)
+        let history = try HistoryFixture()
+        let target = history.target
         var known = PlistHistory.Known()
-        for i in 1...2 { try PlistHistory.keep(bytes(i), changed: [["i"]], by: writer, for: target, limits: limits, known: &known) }
-        var planted: PlistDictionary = ["origin": "write", "date": .date(Date()), "changed": ["i"], "contents": .data(try bytes(99)),
+        for i in 1...2 { try history.keep(i, known: &known) }
+        var planted: PlistDictionary = ["origin": "write", "date": .date(Date()), "changed": ["i"], "contents": .data(try HistoryFixture.bytes(99)),
                                         "number": .integer(PlistInteger(Int64(number)))]
         if let tag { planted["tag"] = .integer(PlistInteger(tag)) }
         try plantRecord(.dictionary(planted), besides: target, pending: true)
         #expect(try PlistHistory.list(for: target).map(\.number) == [1, 2])
         for i in 3...5 {
             var next = PlistHistory.Known()
-            #expect(try PlistHistory.keep(bytes(i), changed: [["i"]], by: writer, for: target, limits: limits, known: &next) != nil)
+            #expect(try history.keep(i, known: &next) != nil)
         }
         let numbers = try PlistHistory.list(for: target).map(\.number)
         #expect(numbers.count == 5 && numbers.prefix(2) == [1, 2] && numbers.allSatisfy { $0 < 100 }, "\(numbers)")
@@ -180,15 +162,15 @@ struct PendingGenerationsTests {
 
     /// Every change through the transaction leaves its generation confirmed.
     @Test func aTransactionConfirmsItsGeneration() throws {
-        let dir = try TemporaryDirectory()
-        let target = dir.path("settings.plist")
+        let history = try HistoryFixture()
+        let target = history.target
         var recorder: PlistRecorder? = PlistRecorder(limits: .init())
         for i in 1...3 {
             let outcome = try SettingsFileTransaction.run(at: target, options: .init(), known: nil, recorder: &recorder) {
                 (current) throws(SettingsFileTransaction.Failure) -> SettingsFileTransaction.Edit? in
                 var contents = current.contents ?? PlistDictionary()
                 contents["i"] = .integer(PlistInteger(Int64(i)))
-                return .init(contents: contents, changed: [["i"]], writer: writer)
+                return .init(contents: contents, changed: [["i"]], writer: HistoryFixture.writer)
             }
             guard case .written(let written) = outcome else {
                 Issue.record("change \(i) was not written")

@@ -11,10 +11,10 @@ import Glibc
 /// knows of the history journal between saves keeps and prunes exactly the generations a writer
 /// that reads the journal every time would, whatever other writers did in between.
 struct PlistHistoryKnownTests {
-    let writer = SettingsProvenance(origin: .write, process: "MyApp", pid: 1, date: Date(timeIntervalSince1970: 0))
+    let writer = HistoryFixture.writer
 
     func bytes(_ i: Int) throws -> Data {
-        try PlistValue.dictionary(["i": .integer(PlistInteger(Int64(i)))]).encoded(as: .binary)
+        try HistoryFixture.bytes(i)
     }
 
     @Test func anotherWritersGenerationIsNoticedAndCountedWhenPruning() throws {
